@@ -161,6 +161,13 @@ bool parse_swizzle_name(const std::string& s, SwizzleMode& mode, SwizzleAtom& at
   return false;
 }
 
+std::string to_string(GpuArch a) { return a == GpuArch::sm90 ? "sm_90" : "sm_100"; }
+std::optional<GpuArch> parse_gpu_arch(const std::string& s) {
+  if (s == "sm_90" || s == "sm_90a") return GpuArch::sm90;
+  if (s == "sm_100" || s == "sm_100a") return GpuArch::sm100;
+  return std::nullopt;
+}
+
 std::string tensor_mode_names() { return names_of(kModes); }
 std::string data_type_names() {
   std::string out;

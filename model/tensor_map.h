@@ -34,6 +34,12 @@ enum class OobFill : uint8_t { zero = 0, nan };
 
 constexpr int kMaxRank = 5;
 
+// Which GPU generation's driver and TMA: sm_90 (Hopper, what the silicon captures ran on)
+// refuses the Blackwell-only forms that sm_100 accepts.
+enum class GpuArch : uint8_t { sm90, sm100 };
+std::string to_string(GpuArch a);
+std::optional<GpuArch> parse_gpu_arch(const std::string& s);  // "sm_90", "sm_100"
+
 struct TensorMap {
   TensorMode mode = TensorMode::tiled;
   DataType dtype = DataType::u8;

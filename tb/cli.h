@@ -1,0 +1,8 @@
+// tma-sim subcommands. Each takes the arguments after its name and returns the exit status.
+#pragma once
+
+namespace tma::cli {
+
+int check(int argc, char** argv);
+
+}  // namespace tma::cli

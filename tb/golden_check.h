@@ -1,0 +1,30 @@
+// Replaying golden cases: run each through an engine (the reference engine, or the TLM
+// pipeline) and compare with what silicon did, byte for byte.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "golden_case.h"
+
+namespace tma {
+
+// Runs one case's operation: `global` holds the case's global image, `smem` the shared memory
+// before the operation (0xCD sentinel, or the store's fill). Returns the outcome and tx bytes.
+using CaseEngine = std::function<OpResult(const GoldenCase&, std::vector<uint8_t>& global, std::vector<uint8_t>& smem)>;
+
+struct CaseVerdict {
+  bool passed = false;
+  std::string message;  // for a failure: "NAME: first difference ..." (one line)
+};
+
+CaseVerdict check_case(const GoldenCase& c, const CaseEngine& engine);
+
+// The reference engine as a CaseEngine.
+OpResult run_reference(const GoldenCase& c, std::vector<uint8_t>& global, std::vector<uint8_t>& smem);
+
+// Shared memory as the case says it was before the operation (capacity bytes).
+std::vector<uint8_t> initial_smem(const GoldenCase& c, uint32_t capacity);
+
+}  // namespace tma
