@@ -4,8 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "arch_config_yaml.h"
 #include "cli.h"
 #include "golden_check.h"
+#include "paths.h"
+#include "tlm_replay.h"
 #include "yaml_reader.h"
 
 namespace tma::cli {
@@ -30,6 +33,8 @@ const char* kUsage =
 
 int check(int argc, char** argv) {
   std::string engine = "ref";
+  std::string arch_path = "configs/arch/h100.yaml";
+  bool quiet = false;
   std::vector<std::string> paths;
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
@@ -38,7 +43,10 @@ int check(int argc, char** argv) {
       return 0;
     } else if (a == "--engine" && i + 1 < argc) {
       engine = argv[++i];
+    } else if (a == "--arch" && i + 1 < argc) {
+      arch_path = argv[++i];
     } else if (a == "--quiet") {
+      quiet = true;
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "tma-sim check: unknown option '%s'\n%s", a.c_str(), kUsage);
       return 2;
@@ -50,29 +58,42 @@ int check(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 2;
   }
-  if (engine != "ref") {
+  if (engine != "ref" && engine != "tlm") {
     std::fprintf(stderr, "tma-sim check: unknown engine '%s' (ref, tlm)\n", engine.c_str());
     return 2;
   }
   const std::vector<std::string> files = find_golden_cases(paths);
   int passed = 0, failed = 0, unreadable = 0;
+  std::vector<GoldenCase> cases;
   for (const std::string& f : files) {
-    GoldenCase c;
     try {
-      c = load_golden_case(f);
+      cases.push_back(load_golden_case(f));
     } catch (const YamlError& e) {
       std::printf("%s\n", e.what());
       ++failed;
       ++unreadable;
-      continue;
     }
-    const CaseVerdict v = check_case(c, run_reference);
+  }
+  auto report = [&](const GoldenCase&, const CaseVerdict& v) {
     if (v.passed) {
       ++passed;
     } else {
       std::printf("%s\n", v.message.c_str());
       ++failed;
     }
+  };
+  if (engine == "ref") {
+    for (const GoldenCase& c : cases) report(c, check_case(c, run_reference));
+  } else {
+    ArchConfig arch;
+    try {
+      arch = load_arch_config(resolve_project_path(arch_path));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tma-sim check: %s\n", e.what());
+      return 2;
+    }
+    (void)quiet;
+    replay_through_tlm(cases, arch, report);
   }
   std::printf("%d passed, %d failed\n", passed, failed);
   if (unreadable) return 2;

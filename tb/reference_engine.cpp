@@ -2,10 +2,16 @@
 
 #include <array>
 #include <cstring>
-#include <functional>
+#include <optional>
+#include <string>
 
 #include "descriptor_validation.h"
 #include "element_ops.h"
+
+// Sources: the sm_90 forms follow the silicon golden cases (tests/golden/silicon*). The Blackwell-only
+// forms (sm_100: im2col::w, im2col::w::128, gather4/scatter4, sub-byte types, 96B swizzle, swizzle
+// atomicities) have no silicon here and are modelled from PTX ISA 5.5 (seed 001) and the driver
+// documentation; docs/blackwell-forms.md gives each reading and the text it rests on.
 
 namespace tma {
 
@@ -20,10 +26,12 @@ std::string to_string(Outcome o) {
 
 uint32_t reference_swizzle(SwizzleMode mode, SwizzleAtom atom, uint32_t a) {
   // Each pattern XORs the index of a unit inside a 128-byte line with the line number's low
-  // bits (PTX ISA 5.5.7 tables, expressed on absolute shared-memory addresses).
+  // bits (PTX ISA 5.5.7 tables, expressed on absolute shared-memory addresses, so a destination
+  // that is not aligned to the pattern's repeat starts at the "base offset" row of the table).
   const uint32_t line = a >> 7;
   switch (mode) {
     case SwizzleMode::none: return a;
+    // 96B has the 32B table (rows 1 0 3 2 ..., repeat 256 bytes); only its row span differs (96 bytes).
     case SwizzleMode::b32:
     case SwizzleMode::b96: return a ^ ((line & 1u) << 4);
     case SwizzleMode::b64: return a ^ ((line & 3u) << 4);
@@ -31,6 +39,8 @@ uint32_t reference_swizzle(SwizzleMode mode, SwizzleAtom atom, uint32_t a) {
       switch (atom) {
         case SwizzleAtom::b16: return a ^ ((line & 7u) << 4);
         case SwizzleAtom::b32: return a ^ ((line & 3u) << 5);
+        // "a flip of adjacent 8-bytes within the 16-byte data at every alternate shared memory line":
+        // the odd lines, so line 0 matches the plain 32B-atom pattern.
         case SwizzleAtom::b32_flip_8b: return a ^ ((line & 3u) << 5) ^ ((line & 1u) << 3);
         case SwizzleAtom::b64: return a ^ ((line & 1u) << 6);
       }
@@ -39,6 +49,8 @@ uint32_t reference_swizzle(SwizzleMode mode, SwizzleAtom atom, uint32_t a) {
 }
 
 namespace {
+
+using Coords = std::array<int64_t, kMaxRank>;
 
 OpResult fault(std::string why) {
   OpResult r;
@@ -49,8 +61,94 @@ OpResult fault(std::string why) {
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-// Where the box puts its rows in shared memory: one row per combination of the outer
-// coordinates, each row `pitch` bytes (the inner bytes, padded to the swizzle span).
+bool in_image(const std::vector<uint8_t>& v, uint64_t off, uint64_t n) { return off <= v.size() && n <= v.size() - off; }
+
+// ---------------------------------------------------------------- dimension-0 units
+
+// What dimension 0 is copied in. One element; with interleave one 16- or 32-byte slice (silicon: an
+// interleaved box row is box[0] slices, read contiguously; golden t0269, t0301); for the sub-byte types
+// one group of 16 elements (PTX 5.5.1.1), `global_bytes` long in global memory and `smem_bytes` in
+// shared memory. Only the first global_bytes of a shared-memory unit are data: the rest is the
+// padding of b4x16_p64 / b6x16_p32, which a load leaves "un-initialized" (not written).
+struct Unit {
+  uint32_t elements = 1;  // dimension-0 coordinates one unit covers
+  uint32_t global_bytes = 1;
+  uint32_t smem_bytes = 1;
+};
+
+Unit type_unit(DataType t) { return {elements_per_unit(t), element_bytes(t), smem_unit_bytes(t)}; }
+
+Unit dim0_unit(const TensorMap& m) {
+  switch (m.interleave) {
+    case Interleave::b16: return {1, 16, 16};
+    case Interleave::b32: return {1, 32, 32};
+    case Interleave::none: break;
+  }
+  return type_unit(m.dtype);
+}
+
+// Dimension 0 must start on a 16-byte boundary of the global row (sm_90 traps otherwise). For the
+// sub-byte types the start must also be a whole 16-element unit (assumed; no silicon).
+bool dim0_start_aligned(const TensorMap& m, int64_t c0) {
+  const Unit u = type_unit(m.dtype);
+  return c0 % u.elements == 0 && (c0 / u.elements * u.global_bytes) % 16 == 0;
+}
+
+std::string misaligned_dim0(const TensorMap& m, int64_t c0, const char* what) {
+  return std::string(what) + " in dimension 0 (" + std::to_string(c0) + " x " + std::to_string(element_bytes(m.dtype)) +
+         (is_sub_byte(m.dtype) ? "/16" : "") + " bytes) is not 16-byte aligned";
+}
+
+// Byte offset of the unit starting at `x` in the global image, or -1 when it starts outside the tensor.
+int64_t unit_offset(const TensorMap& m, const Unit& u, const Coords& x) {
+  uint64_t off = m.global_address;
+  for (int i = 0; i < m.rank; ++i) {
+    if (x[i] < 0 || static_cast<uint64_t>(x[i]) >= m.dims[i]) return -1;
+    off += (i == 0 ? static_cast<uint64_t>(x[0]) / u.elements * u.global_bytes
+                   : static_cast<uint64_t>(x[i]) * m.strides[i - 1]);
+  }
+  return static_cast<int64_t>(off);
+}
+
+// The data bytes of the unit at `x` as a load delivers them (u.global_bytes into `value`): converted,
+// or the out-of-bound fill. A b4x16 unit can straddle the end of dimension 0 (globalDim[0] need only be
+// even): its elements past the end read as zero. Returns false when the read leaves the global image.
+bool read_unit(const TensorMap& m, const Unit& u, const Coords& x, const std::vector<uint8_t>& global,
+               uint8_t* value) {
+  const int64_t g = unit_offset(m, u, x);
+  if (g < 0) {
+    if (is_sub_byte(m.dtype)) {
+      std::memset(value, 0, u.global_bytes);  // NaN fill is refused for the sub-byte types
+    } else {
+      for (uint32_t i = 0; i < u.global_bytes; i += element_bytes(m.dtype)) oob_fill_element(m.dtype, m.oob_fill, value + i);
+    }
+    return true;
+  }
+  if (is_sub_byte(m.dtype)) {
+    const uint64_t left = m.dims[0] - static_cast<uint64_t>(x[0]);
+    const uint32_t n = left < u.elements ? static_cast<uint32_t>(left * u.global_bytes / u.elements) : u.global_bytes;
+    if (!in_image(global, g, n)) return false;
+    std::memcpy(value, &global[g], n);  // packed data is copied as is
+    std::memset(value + n, 0, u.global_bytes - n);
+    return true;
+  }
+  if (!in_image(global, g, u.global_bytes)) return false;
+  for (uint32_t i = 0; i < u.global_bytes; i += element_bytes(m.dtype)) load_convert(m.dtype, &global[g + i], value + i);
+  return true;
+}
+
+// .b6p2x16 (a store through a b6x16_p32 map): sixteen shared-memory bytes, 6 data bits at the LSB and
+// 2 padding bits at the MSB, packed to 12 global bytes, element i at bits [6i, 6i+6) little-endian.
+void pack_b6p2x16(const uint8_t* smem16, uint8_t* global12) {
+  std::memset(global12, 0, 12);
+  for (int i = 0; i < 16; ++i)
+    for (int b = 0; b < 6; ++b)
+      if ((smem16[i] >> b) & 1) global12[(6 * i + b) / 8] |= static_cast<uint8_t>(1u << ((6 * i + b) % 8));
+}
+
+// ---------------------------------------------------------------- shared-memory rows
+
+// Where rows go in shared memory: row r at base + r * pitch, each byte through the swizzle.
 struct SmemLayout {
   uint32_t base = 0;
   uint32_t pitch = 0;
@@ -61,52 +159,40 @@ struct SmemLayout {
   }
 };
 
+// A row is padded to the swizzle span when narrower (96 for the 96B swizzle: dense 96-byte rows).
 // Interleaved rows are not padded (silicon: t0315, t0316 pack 16-byte rows under a 128B swizzle).
-uint32_t row_pitch(const TensorMap& m, uint32_t inner_bytes) {
+SmemLayout smem_layout(const TensorMap& m, uint32_t base, uint32_t row_bytes) {
   const uint32_t span = m.interleave == Interleave::none ? swizzle_span(m.swizzle) : 0;
-  return (span && inner_bytes < span) ? span : inner_bytes;
+  return {base, (span && row_bytes < span) ? span : row_bytes, m.swizzle, m.swizzle_atom};
 }
 
-// The unit dimension 0 counts in: one element, or with interleave one 16- or 32-byte slice
-// (silicon: an interleaved box row is box[0] slices, read contiguously; golden t0269, t0301).
-uint32_t dim0_unit_bytes(const TensorMap& m) {
-  switch (m.interleave) {
-    case Interleave::b16: return 16;
-    case Interleave::b32: return 32;
-    case Interleave::none: break;
-  }
-  return element_bytes(m.dtype);
+bool fits(const std::vector<uint8_t>& smem, const SmemLayout& lay, uint64_t rows) {
+  return lay.base + rows * lay.pitch <= smem.size();
 }
 
-// Byte offset of a unit in the global image, or -1 when it is outside the tensor.
-int64_t unit_offset(const TensorMap& m, const std::array<int64_t, kMaxRank>& x) {
-  uint64_t off = m.global_address;
-  for (int i = 0; i < m.rank; ++i) {
-    if (x[i] < 0 || static_cast<uint64_t>(x[i]) >= m.dims[i]) return -1;
-    off += (i == 0 ? static_cast<uint64_t>(x[0]) * dim0_unit_bytes(m) : static_cast<uint64_t>(x[i]) * m.strides[i - 1]);
-  }
-  return static_cast<int64_t>(off);
-}
+// ---------------------------------------------------------------- tiled and gather4 boxes
 
-bool in_image(const std::vector<uint8_t>& v, uint64_t off, uint64_t n) { return off <= v.size() && n <= v.size() - off; }
-
-// ---------------------------------------------------------------- tiled loads and stores
-
-struct TiledBox {
-  std::array<uint64_t, kMaxRank> count{};  // units traversed per dimension
+// The box as rows of dimension-0 units. Tiled: one row per combination of the outer coordinates.
+// gather4/scatter4: four rows, one per row coordinate of the instruction.
+struct BoxShape {
+  std::array<uint64_t, kMaxRank> count{};  // units (dim 0) or rows (dims >= 1) traversed per dimension
   std::array<uint64_t, kMaxRank> step{};   // coordinate step per dimension
-  uint64_t rows = 1;                       // product of count[1..rank-1]
+  uint64_t rows = 1;
 };
 
-// Without interleave, dimension 0 steps by one element (its element stride is ignored, as the
-// driver documents). With interleave it steps by its element stride, and dimension rank-2 (the
-// slice-group dimension of NC/xHWCx) is not traversed: only its start coordinate is used
-// (silicon: tx and layout of every interleaved golden case).
-TiledBox tiled_box(const TensorMap& m) {
-  TiledBox b;
+// Without interleave, dimension 0 steps one unit (its element stride is ignored, as the driver
+// documents). With interleave it steps by its element stride, and dimension rank-2 (the slice-group
+// dimension of NC/xHWCx) is not traversed: only its start coordinate is used (silicon: tx and layout of
+// every interleaved golden case).
+BoxShape box_shape(const TensorMap& m) {
+  BoxShape b;
   const bool il = m.interleave != Interleave::none;
-  b.step[0] = il ? m.element_strides[0] : 1;
+  b.step[0] = il ? m.element_strides[0] : dim0_unit(m).elements;
   b.count[0] = ceil_div(m.box[0], b.step[0]);
+  if (m.mode == TensorMode::gather4) {
+    b.rows = 4;
+    return b;
+  }
   for (int i = 1; i < m.rank; ++i) {
     b.step[i] = m.element_strides[i];
     b.count[i] = (il && i == m.rank - 2) ? 1 : ceil_div(m.box[i], m.element_strides[i]);
@@ -115,144 +201,119 @@ TiledBox tiled_box(const TensorMap& m) {
   return b;
 }
 
-// Calls fn(row, k0, x) for every unit of the box, rows in shared-memory order.
-void for_each_box_unit(const TensorMap& m, const TmaOp& op, const TiledBox& b,
-                       const std::function<void(uint64_t, uint32_t, const std::array<int64_t, kMaxRank>&)>& fn) {
-  std::array<uint64_t, kMaxRank> k{};
-  for (uint64_t row = 0; row < b.rows; ++row) {
-    std::array<int64_t, kMaxRank> x{};
-    for (int i = 1; i < m.rank; ++i) x[i] = static_cast<int64_t>(op.coords[i]) + static_cast<int64_t>(k[i] * b.step[i]);
-    for (uint32_t k0 = 0; k0 < b.count[0]; ++k0) {
-      x[0] = static_cast<int64_t>(op.coords[0]) + static_cast<int64_t>(k0 * b.step[0]);
-      fn(row, k0, x);
-    }
-    for (int i = 1; i < m.rank; ++i) {  // odometer, dimension 1 fastest
-      if (++k[i] < b.count[i]) break;
-      k[i] = 0;
-    }
+// Coordinates of the first unit of box row `row` (rows in shared-memory order, dimension 1 fastest).
+Coords row_origin(const TensorMap& m, const TmaOp& op, const BoxShape& b, uint64_t row) {
+  Coords x{};
+  x[0] = op.coords[0];
+  if (m.mode == TensorMode::gather4) {
+    x[1] = op.coords[1 + row];  // coords[1..4]: the four rows
+    return x;
   }
+  for (int i = 1; i < m.rank; ++i) {
+    x[i] = static_cast<int64_t>(op.coords[i]) + static_cast<int64_t>((row % b.count[i]) * b.step[i]);
+    row /= b.count[i];
+  }
+  return x;
 }
 
-// Reads one unit (element or slice) as a load delivers it: converted, or the fill.
-void load_unit(const TensorMap& m, const uint8_t* src, uint8_t* dst) {
-  const uint32_t e = element_bytes(m.dtype);
-  for (uint32_t i = 0; i < dim0_unit_bytes(m); i += e) {
-    if (src) load_convert(m.dtype, src + i, dst + i);
-    else oob_fill_element(m.dtype, m.oob_fill, dst + i);
-  }
-}
-
-OpResult tiled_load(const TensorMap& m, const TmaOp& op, const std::vector<uint8_t>& global,
-                    std::vector<uint8_t>& smem) {
-  const uint32_t u = dim0_unit_bytes(m);
-  const TiledBox b = tiled_box(m);
-  SmemLayout lay{op.smem_addr, row_pitch(m, static_cast<uint32_t>(b.count[0] * u)), m.swizzle, m.swizzle_atom};
-  if (op.smem_addr + b.rows * lay.pitch > smem.size()) return fault("box does not fit in shared memory");
-  OpResult r;
-  r.tx_bytes = static_cast<uint32_t>(b.rows * b.count[0] * u);
+OpResult box_load(const TensorMap& m, const TmaOp& op, const std::vector<uint8_t>& global,
+                  std::vector<uint8_t>& smem) {
+  const Unit u = dim0_unit(m);
+  const BoxShape b = box_shape(m);
+  const SmemLayout lay = smem_layout(m, op.smem_addr, static_cast<uint32_t>(b.count[0] * u.smem_bytes));
+  if (!fits(smem, lay, b.rows)) return fault("box does not fit in shared memory");
   std::array<uint8_t, 32> value{};
-  bool outside = false;
-  for_each_box_unit(m, op, b, [&](uint64_t row, uint32_t k0, const std::array<int64_t, kMaxRank>& x) {
-    const int64_t g = unit_offset(m, x);
-    if (g >= 0 && !in_image(global, g, u)) {
-      outside = true;
-      return;
+  for (uint64_t row = 0; row < b.rows; ++row) {
+    Coords x = row_origin(m, op, b, row);
+    const int64_t x0 = x[0];
+    for (uint32_t k0 = 0; k0 < b.count[0]; ++k0) {
+      x[0] = x0 + static_cast<int64_t>(k0 * b.step[0]);
+      if (!read_unit(m, u, x, global, value.data())) return fault("global access outside the memory image");
+      for (uint32_t i = 0; i < u.global_bytes; ++i) smem[lay.address(row, k0 * u.smem_bytes + i)] = value[i];
     }
-    load_unit(m, g < 0 ? nullptr : &global[g], value.data());
-    for (uint32_t i = 0; i < u; ++i) smem[lay.address(row, k0 * u + i)] = value[i];
-  });
-  if (outside) return fault("global access outside the memory image");
+  }
+  OpResult r;
+  // tx counts the whole shared-memory footprint of the units, sub-byte padding included (see the doc).
+  r.tx_bytes = static_cast<uint32_t>(b.rows * b.count[0] * u.smem_bytes);
   return r;
 }
 
-// Stores and reductions clip dimension 0 at 16-byte chunks: a chunk that starts inside the
-// tensor goes out whole (overwriting bytes past the row's end), one that starts past it does not.
-bool chunk_starts_inside(const TensorMap& m, const TmaOp& op, uint32_t k0) {
-  const uint32_t e = element_bytes(m.dtype);
-  const uint64_t chunk_start_elem = static_cast<uint64_t>(op.coords[0]) + (k0 * e / 16) * 16 / e;
-  return chunk_start_elem < m.dims[0];
+// Stores and reductions clip dimension 0 at 16-byte chunks of the global row: a chunk that starts
+// inside the tensor goes out whole (overwriting bytes past the row's end), one that starts past it
+// does not. Unit k0 of the row belongs to the chunk holding its first byte.
+bool chunk_starts_inside(const TensorMap& m, const TmaOp& op, const Unit& u, uint32_t k0) {
+  const int64_t chunk_start = static_cast<int64_t>(k0) * u.global_bytes / 16 * 16;
+  const int64_t inside_bytes =
+      (static_cast<int64_t>(m.dims[0]) - op.coords[0]) * u.global_bytes / static_cast<int64_t>(u.elements);
+  return chunk_start < inside_bytes;
 }
 
-OpResult tiled_store(const TensorMap& m, const TmaOp& op, std::vector<uint8_t>& global,
-                     const std::vector<uint8_t>& smem) {
-  for (int i = 0; i < m.rank; ++i)
-    if (op.coords[i] < 0) return fault("store or reduction with a negative coordinate (dimension " +
+OpResult box_store(const TensorMap& m, const TmaOp& op, std::vector<uint8_t>& global,
+                   const std::vector<uint8_t>& smem) {
+  const int ncoords = m.mode == TensorMode::gather4 ? 5 : m.rank;
+  for (int i = 0; i < ncoords; ++i)
+    if (op.coords[i] < 0) return fault("store or reduction with a negative coordinate (coordinate " +
                                        std::to_string(i) + ")");
   if (op.kind == OpKind::reduce && !reduce_supported(m.dtype, op.reduce))
     return fault("reduce." + to_string(op.reduce) + " is not supported on " + to_string(m.dtype));
   if (m.interleave != Interleave::none) return fault("interleaved stores are not modelled");
-  const uint32_t e = element_bytes(m.dtype);
-  const TiledBox b = tiled_box(m);
-  SmemLayout lay{op.smem_addr, row_pitch(m, m.box[0] * e), m.swizzle, m.swizzle_atom};
-  if (op.smem_addr + b.rows * lay.pitch > smem.size()) return fault("box does not fit in shared memory");
-  bool outside = false;
-  for_each_box_unit(m, op, b, [&](uint64_t row, uint32_t k0, const std::array<int64_t, kMaxRank>& x) {
-    // higher dimensions clip exactly; dimension 0 by chunk
-    std::array<int64_t, kMaxRank> xc = x;
-    xc[0] = 0;
-    if (unit_offset(m, xc) < 0 || !chunk_starts_inside(m, op, k0)) return;
-    const uint64_t g = unit_offset(m, xc) + static_cast<uint64_t>(x[0]) * e;
-    if (!in_image(global, g, e)) {
-      outside = true;
-      return;
+  const Unit u = dim0_unit(m);
+  const BoxShape b = box_shape(m);
+  const SmemLayout lay = smem_layout(m, op.smem_addr, static_cast<uint32_t>(b.count[0] * u.smem_bytes));
+  if (!fits(smem, lay, b.rows)) return fault("box does not fit in shared memory");
+  for (uint64_t row = 0; row < b.rows; ++row) {
+    Coords x = row_origin(m, op, b, row);
+    const int64_t x0 = x[0];
+    x[0] = 0;
+    const int64_t row_start = unit_offset(m, u, x);  // higher dimensions clip exactly
+    if (row_start < 0) continue;
+    for (uint32_t k0 = 0; k0 < b.count[0]; ++k0) {
+      if (!chunk_starts_inside(m, op, u, k0)) continue;
+      const uint64_t g = row_start + static_cast<uint64_t>(x0 / u.elements + k0) * u.global_bytes;
+      if (!in_image(global, g, u.global_bytes)) return fault("global access outside the memory image");
+      std::array<uint8_t, 16> value{};
+      for (uint32_t i = 0; i < u.smem_bytes; ++i) value[i] = smem[lay.address(row, k0 * u.smem_bytes + i)];
+      if (m.dtype == DataType::b6x16_p32)
+        pack_b6p2x16(value.data(), &global[g]);
+      else if (op.kind == OpKind::store)
+        std::memcpy(&global[g], value.data(), u.global_bytes);
+      else
+        reduce_element(m.dtype, op.reduce, value.data(), &global[g]);
     }
-    std::array<uint8_t, 16> value{};
-    for (uint32_t i = 0; i < e; ++i) value[i] = smem[lay.address(row, k0 * e + i)];
-    if (op.kind == OpKind::store)
-      std::memcpy(&global[g], value.data(), e);
-    else
-      reduce_element(m.dtype, op.reduce, value.data(), &global[g]);
-  });
-  if (outside) return fault("global access outside the memory image");
+  }
   return OpResult{};
 }
 
-// ---------------------------------------------------------------- im2col loads
+// Directions the sub-byte types take (PTX 5.5.1.1 direction table; driver swizzle lists).
+std::optional<std::string> sub_byte_direction_fault(const TensorMap& m, const TmaOp& op) {
+  const bool load = op.kind == OpKind::load;
+  if (m.dtype == DataType::b4x16_p64 && !load) return "b4x16_p64 is a load-only type";
+  if (m.dtype == DataType::b6x16_p32 && load && m.swizzle_atom == SwizzleAtom::b64)
+    return "b6x16_p32 with swizzle 128B_atom_64B is store-only (.b6p2x16)";
+  return std::nullopt;
+}
 
-OpResult im2col_load(const TensorMap& m, const TmaOp& op, const std::vector<uint8_t>& global,
-                     std::vector<uint8_t>& smem) {
+// ---------------------------------------------------------------- im2col family
+
+// One shared-memory row of an im2col-family load: the coordinates (dimensions 1..rank-1) of the
+// pixel whose channels it receives. Dimension 0 is set per channel.
+using Pixel = Coords;
+
+// sm_90 im2col: an odometer over (W, H, D) then N, W fastest, from the instruction's coordinates;
+// each step adds the dimension's element stride, and a spatial position past its box end returns to
+// the lower corner while the next dimension steps. The pixel read is at position + im2col offset.
+std::vector<Pixel> im2col_pixels(const TensorMap& m, const TmaOp& op) {
   const int nsp = spatial_rank(m);
   const int n_dim = m.rank - 1;
-  const uint32_t e = element_bytes(m.dtype);
-  const uint32_t cpp = m.channels_per_pixel;
-  const uint32_t ppc = m.pixels_per_column;
-  if ((static_cast<int64_t>(op.coords[0]) * e) % 16 != 0)
-    return fault("im2col channel start " + std::to_string(op.coords[0]) + " is not 16-byte aligned");
-  // The filter base must lie inside the bounding box.
-  for (int s = 0; s < nsp; ++s) {
-    const int64_t lo = m.lower_corner[s];
-    const int64_t hi = static_cast<int64_t>(m.dims[s + 1]) - 1 + m.upper_corner[s];
-    if (op.coords[s + 1] < lo || op.coords[s + 1] > hi)
-      return fault("im2col coordinate " + std::to_string(op.coords[s + 1]) + " of spatial dimension " +
-                   std::to_string(s) + " is outside the bounding box [" + std::to_string(lo) + ", " +
-                   std::to_string(hi) + "]");
-  }
-  SmemLayout lay{op.smem_addr, row_pitch(m, cpp * e), m.swizzle, m.swizzle_atom};
-  if (op.smem_addr + static_cast<uint64_t>(ppc) * lay.pitch > smem.size())
-    return fault("pixels do not fit in shared memory");
-  OpResult r;
-  r.tx_bytes = ppc * cpp * e;
   std::array<int64_t, 3> pos{};
   for (int s = 0; s < nsp; ++s) pos[s] = op.coords[s + 1];
   int64_t n = op.coords[n_dim];
-  std::array<uint8_t, 16> value{};
-  for (uint32_t pix = 0; pix < ppc; ++pix) {
-    std::array<int64_t, kMaxRank> x{};
-    for (int s = 0; s < nsp; ++s) x[s + 1] = pos[s] + op.im2col_offsets[s];
-    x[n_dim] = n;
-    for (uint32_t c = 0; c < cpp; ++c) {
-      x[0] = static_cast<int64_t>(op.coords[0]) + c;
-      const int64_t g = unit_offset(m, x);
-      if (g < 0) {
-        oob_fill_element(m.dtype, m.oob_fill, value.data());
-      } else if (!in_image(global, g, e)) {
-        return fault("global access outside the memory image");
-      } else {
-        load_convert(m.dtype, &global[g], value.data());
-      }
-      for (uint32_t i = 0; i < e; ++i) smem[lay.address(pix, c * e + i)] = value[i];
-    }
-    // odometer over W, H, D, then N; a spatial position past its box end returns to the lower corner
+  std::vector<Pixel> pixels;
+  for (uint32_t pix = 0; pix < m.pixels_per_column; ++pix) {
+    Pixel p{};
+    for (int s = 0; s < nsp; ++s) p[s + 1] = pos[s] + op.im2col_offsets[s];
+    p[n_dim] = n;
+    pixels.push_back(p);
     int s = 0;
     for (; s < nsp; ++s) {
       pos[s] += m.element_strides[s + 1];
@@ -261,7 +322,109 @@ OpResult im2col_load(const TensorMap& m, const TmaOp& op, const std::vector<uint
     }
     if (s == nsp) n += m.element_strides[n_dim];
   }
+  return pixels;
+}
+
+// The W range of an im2col::w / ::w128 bounding box, both ends included, shifted by wOffset
+// ("Bounding Box Lower Corner W += wOffset; Upper Corner W += wOffset; W += wOffset").
+struct WideBox {
+  int64_t lo, hi;
+};
+WideBox wide_box(const TensorMap& m, const TmaOp& op) {
+  return {static_cast<int64_t>(m.lower_corner[0]) + op.w_offset,
+          static_cast<int64_t>(m.dims[1]) - 1 + m.upper_corner[0] + op.w_offset};
+}
+
+// im2col::w and im2col::w::128 (reading of PTX 5.5.5 and its examples, docs/blackwell-forms.md):
+// - H and D stay at the instruction's coordinates; the walk is the im2col odometer with W alone:
+//   W starts at coords W + wOffset, steps by the W element stride, and past the box end returns to
+//   the box's lower corner while N steps by its element stride;
+// - the main pixels come in groups: one group of pixelsPerColumn (w) or four groups of 32 (w128);
+// - after each group, wHalo halo pixels continue along W from the group's last pixel by the same stride,
+//   in the same image and without returning to the lower corner (the filter's right-hand halo may lie
+//   past the box); they take the shared-memory rows right after their group;
+// - the next group continues the main walk where the previous group left it.
+std::vector<Pixel> im2col_wide_pixels(const TensorMap& m, const TmaOp& op) {
+  const int n_dim = m.rank - 1;
+  const WideBox box = wide_box(m, op);
+  const int64_t w_step = m.element_strides[1];
+  const bool w128 = m.mode == TensorMode::im2col_w128;
+  const uint32_t groups = w128 ? 4 : 1;
+  const uint32_t group_pixels = w128 ? 32 : m.pixels_per_column;
+  Pixel p{};
+  for (int d = 1; d < n_dim; ++d) p[d] = op.coords[d];  // W, then the fixed H and D
+  p[1] += op.w_offset;
+  p[n_dim] = op.coords[n_dim];
+  std::vector<Pixel> pixels;
+  for (uint32_t g = 0; g < groups; ++g) {
+    Pixel last = p;
+    for (uint32_t i = 0; i < group_pixels; ++i) {
+      pixels.push_back(p);
+      last = p;
+      p[1] += w_step;
+      if (p[1] > box.hi) {
+        p[1] = box.lo;
+        p[n_dim] += m.element_strides[n_dim];
+      }
+    }
+    for (uint32_t h = 1; h <= op.w_halo; ++h) {
+      Pixel halo = last;
+      halo[1] += static_cast<int64_t>(h) * w_step;
+      pixels.push_back(halo);
+    }
+  }
+  return pixels;
+}
+
+// Writes channels coords[0] .. + channelsPerPixel of each pixel into its row.
+OpResult load_pixels(const TensorMap& m, const TmaOp& op, const std::vector<Pixel>& pixels,
+                     const std::vector<uint8_t>& global, std::vector<uint8_t>& smem) {
+  const Unit u = type_unit(m.dtype);
+  const uint32_t units = static_cast<uint32_t>(ceil_div(m.channels_per_pixel, u.elements));
+  const SmemLayout lay = smem_layout(m, op.smem_addr, units * u.smem_bytes);
+  if (!fits(smem, lay, pixels.size())) return fault("pixels do not fit in shared memory");
+  std::array<uint8_t, 16> value{};
+  for (size_t row = 0; row < pixels.size(); ++row) {
+    Coords x = pixels[row];
+    for (uint32_t k = 0; k < units; ++k) {
+      x[0] = static_cast<int64_t>(op.coords[0]) + static_cast<int64_t>(k) * u.elements;
+      if (!read_unit(m, u, x, global, value.data())) return fault("global access outside the memory image");
+      for (uint32_t i = 0; i < u.global_bytes; ++i) smem[lay.address(row, k * u.smem_bytes + i)] = value[i];
+    }
+  }
+  OpResult r;
+  r.tx_bytes = static_cast<uint32_t>(pixels.size() * units * u.smem_bytes);  // halo rows included
   return r;
+}
+
+OpResult im2col_load(const TensorMap& m, const TmaOp& op, const std::vector<uint8_t>& global,
+                     std::vector<uint8_t>& smem) {
+  if (!dim0_start_aligned(m, op.coords[0]))
+    return fault("im2col channel start " + std::to_string(op.coords[0]) + " is not 16-byte aligned");
+  // The filter base must lie inside the bounding box.
+  for (int s = 0; s < spatial_rank(m); ++s) {
+    const int64_t lo = m.lower_corner[s];
+    const int64_t hi = static_cast<int64_t>(m.dims[s + 1]) - 1 + m.upper_corner[s];
+    if (op.coords[s + 1] < lo || op.coords[s + 1] > hi)
+      return fault("im2col coordinate " + std::to_string(op.coords[s + 1]) + " of spatial dimension " +
+                   std::to_string(s) + " is outside the bounding box [" + std::to_string(lo) + ", " +
+                   std::to_string(hi) + "]");
+  }
+  return load_pixels(m, op, im2col_pixels(m, op), global, smem);
+}
+
+OpResult im2col_wide_load(const TensorMap& m, const TmaOp& op, const std::vector<uint8_t>& global,
+                          std::vector<uint8_t>& smem) {
+  if (!dim0_start_aligned(m, op.coords[0]))
+    return fault("im2col channel start " + std::to_string(op.coords[0]) + " is not 16-byte aligned");
+  // "The first element can lie outside of the Bounding Box in the W-dimension only and only on the
+  // left side": a start past the box's right end is refused like an im2col base outside the box.
+  const WideBox box = wide_box(m, op);
+  const int64_t w = static_cast<int64_t>(op.coords[1]) + op.w_offset;
+  if (w > box.hi)
+    return fault("im2col W coordinate " + std::to_string(w) + " (with wOffset) is right of the bounding box [" +
+                 std::to_string(box.lo) + ", " + std::to_string(box.hi) + "]");
+  return load_pixels(m, op, im2col_wide_pixels(m, op), global, smem);
 }
 
 }  // namespace
@@ -281,19 +444,25 @@ OpResult reference_execute(const TensorMap& m, const TmaOp& op, std::vector<uint
   if (op.kind == OpKind::prefetch) return OpResult{};
   if (op.smem_addr % 128 != 0)
     return fault("shared-memory address " + std::to_string(op.smem_addr) + " is not 128-byte aligned");
-  if (m.mode == TensorMode::im2col) {
-    if (op.kind != OpKind::load) return fault("im2col stores are not modelled");
-    return im2col_load(m, op, global, smem);
+  if (auto why = sub_byte_direction_fault(m, op)) return fault(*why);
+  switch (m.mode) {
+    case TensorMode::im2col:
+      if (op.kind != OpKind::load) return fault("im2col stores are not modelled");
+      return im2col_load(m, op, global, smem);
+    case TensorMode::im2col_w:
+    case TensorMode::im2col_w128:  // only sm_100 gets here: the sm_90 driver refuses the map
+      if (op.kind != OpKind::load) return fault(to_string(m.mode) + " is a load-only mode");
+      return im2col_wide_load(m, op, global, smem);
+    case TensorMode::gather4:
+      if (options.arch == GpuArch::sm90) return fault("tile::gather4/scatter4 is not an sm_90 instruction");
+      if (op.kind == OpKind::reduce) return fault("cp.reduce.async.bulk.tensor has no tile::scatter4 form");
+      break;
+    case TensorMode::tiled: break;
   }
-  if (m.mode == TensorMode::gather4 && options.arch == GpuArch::sm90)
-    return fault("tile::gather4/scatter4 is not an sm_90 instruction");
-  if (m.mode != TensorMode::tiled) return fault("mode " + to_string(m.mode) + " is not modelled yet");
-  const uint32_t e = element_bytes(m.dtype);
-  if (m.interleave == Interleave::none && (static_cast<int64_t>(op.coords[0]) * e) % 16 != 0)
-    return fault("box start in dimension 0 (" + std::to_string(op.coords[0]) + " x " + std::to_string(e) +
-                 " bytes) is not 16-byte aligned");
-  if (op.kind == OpKind::load) return tiled_load(m, op, global, smem);
-  return tiled_store(m, op, global, smem);
+  if (m.interleave == Interleave::none && !dim0_start_aligned(m, op.coords[0]))
+    return fault(misaligned_dim0(m, op.coords[0], "box start"));
+  if (op.kind == OpKind::load) return box_load(m, op, global, smem);
+  return box_store(m, op, global, smem);
 }
 
 }  // namespace tma

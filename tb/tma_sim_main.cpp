@@ -1,9 +1,11 @@
 // tma-sim: the command-line front end of the TMA model.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "cli.h"
+#include "paths.h"
 
 namespace {
 
@@ -17,7 +19,20 @@ const char* kUsage =
 
 }  // namespace
 
+#include <systemc>
+
+// The program's entry: silence SystemC's banner (it prints when the kernel starts, before
+// sc_main), then hand over to SystemC, which calls sc_main.
 int main(int argc, char** argv) {
+  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
+  // sc_stop() at the end of a run is expected, not news.
+  sc_core::sc_report_handler::set_actions(sc_core::SC_ID_SIMULATION_STOP_CALLED_, sc_core::SC_DO_NOTHING);
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}
+
+int sc_main(int argc, char** argv) {
+  tma::set_executable_path(argc > 0 ? argv[0] : "");
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

@@ -45,6 +45,18 @@ class YamlError : public std::runtime_error {
 // return the fallback when the field is missing or written as null (`key:` or `key: ~`).
 class YamlField {
  public:
+  YamlField(const YamlField&) = default;
+  // YAML::Node's own assignment writes through to the node it refers to (yaml-cpp's reference
+  // semantics); rebinding with reset() keeps assigning one field from another harmless.
+  YamlField& operator=(const YamlField& other) {
+    file_ = other.file_;
+    node_.reset(other.node_);
+    path_ = other.path_;
+    line_ = other.line_;
+    present_ = other.present_;
+    parent_path_ = other.parent_path_;
+    return *this;
+  }
   const std::string& file() const { return *file_; }
   const std::string& path() const { return path_; }  // "tensor_map.dims", "cases[2].name"; "" at the root
   // Line of the field's key (or of the node itself for list entries and the root); for a missing

@@ -1,0 +1,71 @@
+// Architecture parameters of the TLM model: every timing, size and bandwidth a module uses.
+// Loaded from configs/arch/*.yaml (tb/arch_config_yaml.h); nothing here has a value a module
+// may rely on without the YAML saying so, except the defaults below that the loader fills in.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tma {
+
+struct TmaUnitConfig {
+  uint32_t command_queue_depth = 8;       // commands a unit accepts before the issuer blocks
+  uint32_t max_inflight_ops = 16;         // operations with requests outstanding at once
+  uint32_t command_setup_cycles = 20;     // decode and descriptor check per command
+  uint32_t agu_requests_per_cycle = 1;    // global requests the address generator emits per cycle
+  uint32_t max_outstanding_requests = 64; // L2 requests a unit may have in flight
+  uint32_t completion_latency = 10;       // last smem write to mbarrier complete_tx
+};
+
+struct DescriptorCacheConfig {
+  uint32_t entries = 64;
+  uint32_t ways = 4;
+  uint32_t hit_latency = 4;
+};
+
+struct SmemConfig {
+  uint32_t capacity_bytes = 228 * 1024;
+  uint32_t banks = 32;
+  uint32_t bank_bytes = 4;
+  uint32_t write_bytes_per_cycle = 128;   // TMA write port into shared memory
+  uint32_t read_bytes_per_cycle = 128;    // TMA read port (stores, reductions)
+  uint32_t crossbar_latency = 4;          // swizzle crossbar, data in to bank write
+};
+
+struct L2Config {
+  uint64_t capacity_bytes = 50ull << 20;
+  uint32_t line_bytes = 128;
+  uint32_t sector_bytes = 32;
+  uint32_t ways = 16;
+  uint32_t hit_latency = 200;              // request issue to data back at the SM, L2 hit
+  uint32_t bytes_per_cycle = 2048;         // all slices together
+  uint32_t sm_port_bytes_per_cycle = 64;   // one SM's link to L2 (each direction)
+  uint32_t reduction_bytes_per_cycle = 512;  // L2 ALU throughput for reductions
+  uint32_t request_overhead_cycles = 0;    // per L2 request, in the slice
+};
+
+struct DramConfig {
+  double bytes_per_cycle = 1700;           // at the SM clock
+  uint32_t latency = 350;                  // added to an L2 miss
+  uint32_t burst_bytes = 32;               // smallest fill
+};
+
+struct SimConfig {
+  uint32_t quantum_cycles = 200;           // temporal decoupling: how far a unit may run ahead
+  uint32_t bandwidth_window_cycles = 64;   // granularity of the bandwidth accounting
+};
+
+struct ArchConfig {
+  std::string name;
+  std::string source_file;
+  uint32_t sm_count = 132;
+  double sm_clock_mhz = 1755;
+  TmaUnitConfig tma;
+  DescriptorCacheConfig descriptor_cache;
+  SmemConfig smem;
+  L2Config l2;
+  DramConfig dram;
+  SimConfig sim;
+};
+
+}  // namespace tma

@@ -1,0 +1,38 @@
+// A resource that moves a limited number of bytes per cycle (an L2 slice, a DRAM interface, a
+// shared-memory port). Requests reserve capacity in fixed windows of time: a request arriving at
+// cycle t takes what is left in t's window and spills into later windows, and finishes when its
+// last byte is served. Requests from units that run ahead of each other (temporal decoupling)
+// may arrive out of time order; the windows keep that from corrupting the accounting, at the
+// cost of at most one window of timing error.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+
+namespace tma {
+
+class BandwidthServer {
+ public:
+  BandwidthServer() = default;
+  BandwidthServer(double bytes_per_cycle, uint32_t window_cycles);
+  void configure(double bytes_per_cycle, uint32_t window_cycles);
+
+  // Serves `bytes` arriving at `cycle`; returns the cycle its last byte is served.
+  uint64_t serve(uint64_t cycle, uint64_t bytes);
+
+  // Bytes served in total and cycles with any traffic (for utilisation).
+  uint64_t bytes_served() const { return bytes_served_; }
+  double bytes_per_cycle() const { return bytes_per_cycle_; }
+  // Windows before `cycle` are settled; forget them (keeps memory bounded).
+  void retire_before(uint64_t cycle);
+
+ private:
+  double bytes_per_cycle_ = 1;
+  uint32_t window_ = 64;
+  double window_capacity_ = 64;
+  uint64_t first_window_ = 0;     // index of used_.front()
+  std::deque<double> used_;       // bytes reserved in each window from first_window_ on
+  uint64_t bytes_served_ = 0;
+};
+
+}  // namespace tma

@@ -1,0 +1,40 @@
+// The network between the SMs of a thread-block cluster: multicast data from one unit's
+// crossbar into the other CTAs' shared memory (distributed shared memory), and completion
+// notices (mbarrier complete_tx, bulk-group completion) to the issuer of the receiving CTA.
+// SM s holds CTA s % cluster_size of cluster s / cluster_size.
+#pragma once
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
+#include "arch_config.h"
+#include "cycle_time.h"
+#include "stats.h"
+
+namespace tma {
+
+class ClusterFabric : public sc_core::sc_module, public StatsProvider {
+ public:
+  tlm_utils::multi_passthrough_target_socket<ClusterFabric> dsmem_in;         // from each SM's crossbar
+  tlm_utils::multi_passthrough_initiator_socket<ClusterFabric> dsmem_out;     // to each SM's shared memory
+  tlm_utils::multi_passthrough_target_socket<ClusterFabric> completion_in;    // from each SM's unit
+  tlm_utils::multi_passthrough_initiator_socket<ClusterFabric> completion_out;// to each SM's issuer
+
+  ClusterFabric(sc_core::sc_module_name name, const ArchConfig& arch, uint32_t cluster_size);
+  void collect_stats(StatsRecord& out) const override;
+  uint32_t cluster_size() const { return cluster_size_; }
+
+ private:
+  void route_data(int port, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  void route_completion(int port, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  int destination(int src_sm, int cta) const;
+
+  CycleClock clock_;
+  uint32_t cluster_size_;
+  uint32_t hop_latency_;
+  uint64_t data_bytes_ = 0, completions_ = 0, misrouted_ = 0;
+};
+
+}  // namespace tma

@@ -1,0 +1,102 @@
+#include "descriptor_cache.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "tlm_payloads.h"
+
+namespace tma {
+
+DescriptorCache::DescriptorCache(sc_core::sc_module_name name, const ArchConfig& arch)
+    : sc_module(name), in("in"), mem_out("mem_out"), clock_(arch.sm_clock_mhz), cfg_(arch.descriptor_cache),
+      sets_(std::max<uint32_t>(1, arch.descriptor_cache.entries / std::max<uint32_t>(1, arch.descriptor_cache.ways))),
+      entries_(static_cast<size_t>(sets_) * std::max<uint32_t>(1, arch.descriptor_cache.ways)) {
+  in.register_b_transport(this, &DescriptorCache::b_transport);
+}
+
+DescriptorCache::Entry* DescriptorCache::find(uint64_t address) {
+  const uint32_t ways = std::max<uint32_t>(1, cfg_.ways);
+  Entry* set = &entries_[(address / 128 % sets_) * ways];
+  for (uint32_t w = 0; w < ways; ++w)
+    if (set[w].address == address) return &set[w];
+  return nullptr;
+}
+
+DescriptorCache::Entry& DescriptorCache::victim(uint64_t address) {
+  const uint32_t ways = std::max<uint32_t>(1, cfg_.ways);
+  Entry* set = &entries_[(address / 128 % sets_) * ways];
+  Entry* v = &set[0];
+  for (uint32_t w = 0; w < ways; ++w) {
+    if (set[w].address == ~0ull) return set[w];
+    if (set[w].lru < v->lru) v = &set[w];
+  }
+  return *v;
+}
+
+uint64_t DescriptorCache::fetch(Entry& e, uint64_t address, uint64_t cycle, int32_t sm) {
+  MemRequest req;
+  req.access = MemAccess::descriptor;
+  req.sm = sm;
+  mem_gp_.set_command(tlm::TLM_READ_COMMAND);
+  mem_gp_.set_address(address);
+  mem_gp_.set_data_ptr(e.bytes.data());
+  mem_gp_.set_data_length(128);
+  ScopedExtension<MemRequest> ext(mem_gp_, &req);
+  sc_core::sc_time d = clock_.to_time(cycle) - sc_core::sc_time_stamp();
+  mem_out->b_transport(mem_gp_, d);
+  e.address = address;
+  e.ready_cycle = clock_.to_cycles(sc_core::sc_time_stamp() + d);
+  return e.ready_cycle;
+}
+
+void DescriptorCache::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+  DescriptorRequest* r = gp.get_extension<DescriptorRequest>();
+  DescriptorRequest plain;
+  if (!r) r = &plain;
+  const uint64_t address = gp.get_address();
+  uint64_t t = clock_.to_cycles(sc_core::sc_time_stamp() + delay);
+  Entry* e = find(address);
+  switch (r->op) {
+    case DescriptorCacheOp::invalidate:
+      ++invalidations_;
+      if (e) e->address = ~0ull;
+      t += cfg_.hit_latency;
+      break;
+    case DescriptorCacheOp::prefetch:
+      ++prefetches_;
+      if (!e) {
+        Entry& v = victim(address);
+        fetch(v, address, t, r->sm);
+        v.lru = ++lru_clock_;
+      }
+      t += 1;  // prefetch.tensormap does not wait for the fill
+      break;
+    case DescriptorCacheOp::lookup:
+      if (e) {
+        ++hits_;
+        if (e->ready_cycle > t) ++pending_hits_;  // a prefetch still in flight
+        t = std::max(t, e->ready_cycle) + cfg_.hit_latency;
+        r->hit = true;
+      } else {
+        ++misses_;
+        e = &victim(address);
+        t = fetch(*e, address, t, r->sm) + cfg_.hit_latency;
+        r->hit = false;
+      }
+      e->lru = ++lru_clock_;
+      if (gp.get_data_ptr()) std::memcpy(gp.get_data_ptr(), e->bytes.data(), 128);
+      break;
+  }
+  delay = clock_.to_time(t) - sc_core::sc_time_stamp();
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void DescriptorCache::collect_stats(StatsRecord& out) const {
+  out.add("hits", hits_);
+  out.add("misses", misses_);
+  out.add("hits_on_pending_fill", pending_hits_);
+  out.add("prefetches", prefetches_);
+  out.add("invalidations", invalidations_);
+}
+
+}  // namespace tma

@@ -1,0 +1,60 @@
+// Descriptor cache of one TMA unit: holds the 128-byte tensor-map descriptors the unit has
+// used, keyed by their global address; a miss fetches the descriptor through the memory socket.
+// prefetch.tensormap fills an entry ahead of use; fence.proxy.tensormap invalidates one (a
+// descriptor rewritten in memory without it keeps being served stale, as on hardware).
+#pragma once
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include <array>
+#include <vector>
+
+#include "arch_config.h"
+#include "cycle_time.h"
+#include "stats.h"
+
+namespace tma {
+
+enum class DescriptorCacheOp : uint8_t { lookup, prefetch, invalidate };
+
+struct DescriptorRequest : tlm::tlm_extension<DescriptorRequest> {
+  DescriptorCacheOp op = DescriptorCacheOp::lookup;
+  int32_t sm = 0;
+  bool hit = false;  // set by the cache
+  tlm::tlm_extension_base* clone() const override { return new DescriptorRequest(*this); }
+  void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const DescriptorRequest&>(e); }
+};
+
+class DescriptorCache : public sc_core::sc_module, public StatsProvider {
+ public:
+  tlm_utils::simple_target_socket<DescriptorCache> in;        // address = descriptor address, 128-byte data
+  tlm_utils::simple_initiator_socket<DescriptorCache> mem_out;
+
+  DescriptorCache(sc_core::sc_module_name name, const ArchConfig& arch);
+  void collect_stats(StatsRecord& out) const override;
+
+ private:
+  struct Entry {
+    uint64_t address = ~0ull;
+    uint64_t lru = 0;
+    uint64_t ready_cycle = 0;  // a fill in flight completes then
+    std::array<uint8_t, 128> bytes{};
+  };
+  void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  Entry* find(uint64_t address);
+  Entry& victim(uint64_t address);
+  uint64_t fetch(Entry& e, uint64_t address, uint64_t cycle, int32_t sm);
+
+  CycleClock clock_;
+  DescriptorCacheConfig cfg_;
+  uint32_t sets_;
+  std::vector<Entry> entries_;
+  uint64_t lru_clock_ = 0;
+  tlm::tlm_generic_payload mem_gp_;
+  uint64_t hits_ = 0, misses_ = 0, prefetches_ = 0, invalidations_ = 0, pending_hits_ = 0;
+};
+
+}  // namespace tma

@@ -1,0 +1,41 @@
+// The modelled GPU: N SMs' TMA units sharing one L2 and DRAM over a global-memory backing
+// store, SMs grouped into thread-block clusters by the ClusterFabric. The issuers (the CTAs'
+// instruction streams) belong to the testbench: each binds to unit(i).cmd_in and to
+// fabric().completion_out.
+#pragma once
+
+#include <systemc>
+
+#include <memory>
+#include <vector>
+
+#include "arch_config.h"
+#include "cluster_fabric.h"
+#include "dram.h"
+#include "global_memory.h"
+#include "l2_cache.h"
+#include "tma_unit.h"
+
+namespace tma {
+
+class GpuSystem : public sc_core::sc_module {
+ public:
+  GpuSystem(sc_core::sc_module_name name, const ArchConfig& arch, uint32_t sms, uint32_t cluster_size, GpuArch gpu,
+            MemoryFill fill = MemoryFill::word_hash);
+
+  uint32_t sm_count() const { return static_cast<uint32_t>(units_.size()); }
+  TmaUnit& unit(uint32_t sm) { return *units_[sm]; }
+  ClusterFabric& fabric() { return fabric_; }
+  GlobalMemory& memory() { return memory_; }
+  const ArchConfig& arch() const { return arch_; }
+
+ private:
+  ArchConfig arch_;
+  GlobalMemory memory_;
+  Dram dram_;
+  L2Cache l2_;
+  ClusterFabric fabric_;
+  std::vector<std::unique_ptr<TmaUnit>> units_;
+};
+
+}  // namespace tma

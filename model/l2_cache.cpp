@@ -1,0 +1,213 @@
+#include "l2_cache.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "element_ops.h"
+
+namespace tma {
+
+L2Cache::L2Cache(sc_core::sc_module_name name, const ArchConfig& arch, GlobalMemory& memory)
+    : sc_module(name), in("in"), dram_out("dram_out"), clock_(arch.sm_clock_mhz), cfg_(arch.l2), memory_(memory),
+      sectors_per_line_(arch.l2.line_bytes / arch.l2.sector_bytes),
+      sets_(std::max<uint64_t>(1, arch.l2.capacity_bytes / (uint64_t{arch.l2.line_bytes} * arch.l2.ways))),
+      lines_(sets_ * arch.l2.ways), slices_(arch.l2.bytes_per_cycle, arch.sim.bandwidth_window_cycles),
+      reduction_alu_(arch.l2.reduction_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
+      window_(arch.sim.bandwidth_window_cycles) {
+  in.register_b_transport(this, &L2Cache::b_transport);
+}
+
+void L2Cache::end_of_elaboration() {
+  const size_t ports = in.size();
+  to_sm_.assign(ports, BandwidthServer(cfg_.sm_port_bytes_per_cycle, window_));
+  from_sm_.assign(ports, BandwidthServer(cfg_.sm_port_bytes_per_cycle, window_));
+}
+
+// Lines spread over the sets by a hash of the line address, as GPU L2s do, so that strided
+// tensors do not all land in a few sets.
+size_t L2Cache::set_of(uint64_t line_index) const {
+  uint64_t h = line_index;
+  h ^= h >> 17;
+  h *= 0x9E3779B97F4A7C15ull;
+  h ^= h >> 29;
+  return static_cast<size_t>(h % sets_);
+}
+
+L2Cache::Line* L2Cache::find(uint64_t line_index) {
+  Line* set = &lines_[set_of(line_index) * cfg_.ways];
+  for (uint32_t w = 0; w < cfg_.ways; ++w)
+    if (set[w].tag == line_index) return &set[w];
+  return nullptr;
+}
+
+L2Cache::Line* L2Cache::allocate(uint64_t line_index, uint64_t cycle) {
+  Line* set = &lines_[set_of(line_index) * cfg_.ways];
+  Line* victim = &set[0];
+  for (uint32_t w = 0; w < cfg_.ways; ++w) {
+    if (set[w].tag == ~0ull) {
+      victim = &set[w];
+      break;
+    }
+    if (set[w].lru < victim->lru) victim = &set[w];
+  }
+  if (victim->tag != ~0ull) {
+    ++evictions_;
+    const uint64_t dirty_bytes = static_cast<uint64_t>(__builtin_popcount(victim->dirty)) * cfg_.sector_bytes;
+    if (dirty_bytes) dram_write(cycle, dirty_bytes);
+  }
+  *victim = Line{};
+  victim->tag = line_index;
+  return victim;
+}
+
+uint64_t L2Cache::dram_read(uint64_t cycle, uint64_t bytes) {
+  dram_gp_.set_command(tlm::TLM_READ_COMMAND);
+  dram_gp_.set_data_length(static_cast<unsigned>(bytes));
+  dram_gp_.set_data_ptr(nullptr);
+  sc_core::sc_time d = clock_.to_time(cycle) - sc_core::sc_time_stamp();
+  dram_out->b_transport(dram_gp_, d);
+  return clock_.to_cycles(sc_core::sc_time_stamp() + d);
+}
+
+void L2Cache::dram_write(uint64_t cycle, uint64_t bytes) {
+  writeback_bytes_ += bytes;
+  dram_gp_.set_command(tlm::TLM_WRITE_COMMAND);
+  dram_gp_.set_data_length(static_cast<unsigned>(bytes));
+  dram_gp_.set_data_ptr(nullptr);
+  sc_core::sc_time d = clock_.to_time(cycle) - sc_core::sc_time_stamp();
+  dram_out->b_transport(dram_gp_, d);
+}
+
+uint64_t L2Cache::fill(uint64_t begin, uint64_t end, uint64_t cycle) {
+  uint64_t fetched = 0;
+  const uint64_t sector = cfg_.sector_bytes, line = cfg_.line_bytes;
+  for (uint64_t a = begin / sector * sector; a < end; a += sector) {
+    const uint64_t li = a / line;
+    Line* l = find(li);
+    if (!l) l = allocate(li, cycle);
+    const uint8_t bit = static_cast<uint8_t>(1u << ((a % line) / sector));
+    if (!(l->valid & bit)) {
+      l->valid |= bit;
+      fetched += sector;
+    }
+    l->lru = ++lru_clock_;
+  }
+  return fetched;
+}
+
+void L2Cache::apply_reduction(const MemRequest& req, uint64_t address, const uint8_t* src, uint64_t bytes) {
+  const uint32_t e = element_bytes(req.dtype);
+  for (uint64_t i = 0; i + e <= bytes; i += e) {
+    uint8_t* dst = memory_.writable(address + i, e);
+    if (dst) reduce_element(req.dtype, req.reduce, src + i, dst);
+  }
+}
+
+void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+  MemRequest* req = gp.get_extension<MemRequest>();
+  MemRequest plain;
+  if (!req) req = &plain;
+  const uint64_t t0 = clock_.to_cycles(sc_core::sc_time_stamp() + delay);
+  const uint64_t half = cfg_.hit_latency / 2;
+  const uint64_t address = gp.get_address();
+  const uint64_t bytes = gp.get_data_length();
+  const uint64_t sector = cfg_.sector_bytes;
+  const bool writes = req->access == MemAccess::write || req->access == MemAccess::reduce;
+  ++requests_[static_cast<int>(req->access)];
+  bytes_requested_ += bytes;
+
+  // Request travels to the slice (write data crosses the SM link first).
+  uint64_t t_arrive = t0 + half + cfg_.request_overhead_cycles;
+  if (writes) t_arrive = std::max(t_arrive, from_sm_[port].serve(t0, bytes) + half);
+  uint64_t t_ready = slices_.serve(t_arrive, bytes);
+
+  // Sector lookup.
+  const uint64_t first = address / sector * sector, last = (address + bytes + sector - 1) / sector * sector;
+  uint32_t missed = 0;
+  for (uint64_t a = first; a < last; a += sector) {
+    ++sectors_requested_;
+    Line* l = find(a / cfg_.line_bytes);
+    const uint8_t bit = static_cast<uint8_t>(1u << ((a % cfg_.line_bytes) / sector));
+    if (l && (l->valid & bit)) {
+      ++sector_hits_;
+      l->lru = ++lru_clock_;
+    } else {
+      ++sector_misses_;
+      ++missed;
+    }
+  }
+  uint64_t fetched = 0;
+  if (req->access == MemAccess::write) {
+    // Full-sector writes need no fetch; the sectors become valid and dirty.
+    for (uint64_t a = first; a < last; a += sector) {
+      Line* l = find(a / cfg_.line_bytes);
+      if (!l) l = allocate(a / cfg_.line_bytes, t_arrive);
+      const uint8_t bit = static_cast<uint8_t>(1u << ((a % cfg_.line_bytes) / sector));
+      l->valid |= bit;
+      l->dirty |= bit;
+      l->lru = ++lru_clock_;
+    }
+  } else if (missed) {
+    // Fill at the promotion granularity (at least the sectors asked for).
+    const uint64_t p = req->promotion_bytes;
+    const uint64_t begin = p ? address / p * p : first;
+    const uint64_t end = p ? std::max<uint64_t>((address + bytes + p - 1) / p * p, begin + p) : last;
+    fetched = fill(std::min(begin, first), std::max(end, last), t_arrive);
+    if (fetched) t_ready = std::max(t_ready, dram_read(t_arrive, fetched));
+  }
+  if (req->access == MemAccess::reduce) {
+    for (uint64_t a = first; a < last; a += sector) {
+      Line* l = find(a / cfg_.line_bytes);
+      if (l) l->dirty |= static_cast<uint8_t>(1u << ((a % cfg_.line_bytes) / sector));
+    }
+    t_ready = reduction_alu_.serve(t_ready, bytes);
+  }
+  req->sectors_missed = missed;
+  req->dram_fill_bytes = static_cast<uint32_t>(fetched);
+  dram_fill_bytes_ += fetched;
+
+  // Functional effect on the backing store.
+  switch (req->access) {
+    case MemAccess::read:
+    case MemAccess::descriptor:
+      if (gp.get_data_ptr()) memory_.read(address, gp.get_data_ptr(), bytes);
+      break;
+    case MemAccess::write: memory_.write(address, gp.get_data_ptr(), bytes); break;
+    case MemAccess::reduce: apply_reduction(*req, address, gp.get_data_ptr(), bytes); break;
+    case MemAccess::prefetch: break;
+  }
+
+  // Response: data back over the SM link, or an acknowledgement.
+  uint64_t t_done;
+  if (req->access == MemAccess::read || req->access == MemAccess::descriptor)
+    t_done = to_sm_[port].serve(t_ready, bytes) + half;
+  else
+    t_done = t_ready + half;
+  delay = clock_.to_time(t_done) - sc_core::sc_time_stamp();
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+
+  // Keep the bandwidth books short: nothing arrives much earlier than now.
+  const uint64_t settled = clock_.now_cycles() > 4 * window_ ? clock_.now_cycles() - 4 * window_ : 0;
+  slices_.retire_before(settled);
+  reduction_alu_.retire_before(settled);
+  to_sm_[port].retire_before(settled);
+  from_sm_[port].retire_before(settled);
+}
+
+void L2Cache::collect_stats(StatsRecord& out) const {
+  out.add("read_requests", requests_[0]);
+  out.add("write_requests", requests_[1]);
+  out.add("reduce_requests", requests_[2]);
+  out.add("prefetch_requests", requests_[3]);
+  out.add("descriptor_requests", requests_[4]);
+  out.add("bytes_requested", bytes_requested_);
+  out.add("sectors_requested", sectors_requested_);
+  out.add("sector_hits", sector_hits_);
+  out.add("sector_misses", sector_misses_);
+  out.add("dram_fill_bytes", dram_fill_bytes_);
+  out.add("writeback_bytes", writeback_bytes_);
+  out.add("evictions", evictions_);
+  out.add("sets", static_cast<uint64_t>(sets_));
+}
+
+}  // namespace tma

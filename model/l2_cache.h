@@ -1,0 +1,67 @@
+// The L2 shared by every SM: sectored (32-byte sectors, 128-byte lines), set associative with
+// LRU replacement, write-back. A miss fills from DRAM at the request's L2 promotion granularity
+// (64/128/256 bytes, or just the missing sectors without promotion). Timing: a fixed hit
+// latency, a bandwidth server for all slices together, one per SM link in each direction, one
+// for the reduction ALUs; DRAM through its socket. Data: the GlobalMemory backing store.
+#pragma once
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include <vector>
+
+#include "arch_config.h"
+#include "bandwidth_server.h"
+#include "cycle_time.h"
+#include "global_memory.h"
+#include "stats.h"
+#include "tlm_payloads.h"
+
+namespace tma {
+
+class L2Cache : public sc_core::sc_module, public StatsProvider {
+ public:
+  tlm_utils::multi_passthrough_target_socket<L2Cache> in;  // one binding per SM
+  tlm_utils::simple_initiator_socket<L2Cache> dram_out;
+
+  L2Cache(sc_core::sc_module_name name, const ArchConfig& arch, GlobalMemory& memory);
+  void collect_stats(StatsRecord& out) const override;
+  void end_of_elaboration() override;
+
+ private:
+  struct Line {
+    uint64_t tag = ~0ull;  // line address / line_bytes
+    uint8_t valid = 0;     // sector bits
+    uint8_t dirty = 0;
+    uint64_t lru = 0;
+  };
+  void b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  Line* find(uint64_t line_index);
+  Line* allocate(uint64_t line_index, uint64_t cycle);
+  size_t set_of(uint64_t line_index) const;
+  // Fills the missing sectors of [begin, end) from DRAM; returns the bytes fetched.
+  uint64_t fill(uint64_t begin, uint64_t end, uint64_t cycle);
+  uint64_t dram_read(uint64_t cycle, uint64_t bytes);
+  void dram_write(uint64_t cycle, uint64_t bytes);
+  void apply_reduction(const MemRequest& req, uint64_t address, const uint8_t* src, uint64_t bytes);
+
+  CycleClock clock_;
+  L2Config cfg_;
+  GlobalMemory& memory_;
+  uint32_t sectors_per_line_;
+  size_t sets_;
+  std::vector<Line> lines_;  // sets_ x ways
+  uint64_t lru_clock_ = 0;
+  BandwidthServer slices_, reduction_alu_;
+  std::vector<BandwidthServer> to_sm_, from_sm_;
+  uint32_t window_;
+  tlm::tlm_generic_payload dram_gp_;
+
+  uint64_t requests_[5] = {0, 0, 0, 0, 0};  // by MemAccess
+  uint64_t sectors_requested_ = 0, sector_hits_ = 0, sector_misses_ = 0;
+  uint64_t bytes_requested_ = 0, dram_fill_bytes_ = 0, writeback_bytes_ = 0, evictions_ = 0;
+};
+
+}  // namespace tma

@@ -1,0 +1,99 @@
+#include "smem_banks.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tma {
+
+SmemBanks::SmemBanks(sc_core::sc_module_name name, const ArchConfig& arch)
+    : sc_module(name), write_in("write_in"), dsmem_in("dsmem_in"), read_in("read_in"), clock_(arch.sm_clock_mhz),
+      cfg_(arch.smem), bytes_(arch.smem.capacity_bytes, 0xCD),
+      write_port_(arch.smem.write_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
+      read_port_(arch.smem.read_bytes_per_cycle, arch.sim.bandwidth_window_cycles) {
+  write_in.register_b_transport(this, &SmemBanks::write);
+  dsmem_in.register_b_transport(this, &SmemBanks::write);
+  read_in.register_b_transport(this, &SmemBanks::read);
+}
+
+uint64_t SmemBanks::wavefronts(const std::vector<SmemChunk>& chunks, uint32_t width) {
+  uint64_t fronts = 0;
+  uint32_t used_bytes = width;  // forces a new wavefront for the first chunk
+  uint64_t banks_used = 0;      // bit per bank in the current wavefront
+  for (const SmemChunk& c : chunks) {
+    uint64_t need = 0;
+    for (uint32_t b = c.address / cfg_.bank_bytes; b <= (c.address + c.bytes - 1) / cfg_.bank_bytes; ++b)
+      need |= uint64_t{1} << (b % cfg_.banks);
+    const bool conflict = (need & banks_used) != 0;
+    if (used_bytes + c.bytes > width || conflict) {
+      if (conflict && used_bytes + c.bytes <= width) ++bank_conflicts_;
+      ++fronts;
+      used_bytes = 0;
+      banks_used = 0;
+    }
+    used_bytes += c.bytes;
+    banks_used |= need;
+  }
+  chunks_ += chunks.size();
+  wavefronts_ += fronts;
+  return fronts;
+}
+
+void SmemBanks::write(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+  const SmemAccess* acc = gp.get_extension<SmemAccess>();
+  const uint64_t t = clock_.to_cycles(sc_core::sc_time_stamp() + delay);
+  if (!acc) {
+    gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
+  const uint8_t* data = gp.get_data_ptr();
+  uint64_t n = 0;
+  for (const SmemChunk& c : acc->chunks) {
+    if (c.address + c.bytes > bytes_.size()) {
+      ++out_of_range_;
+      continue;
+    }
+    std::memcpy(&bytes_[c.address], data + c.data_offset, c.bytes);
+    n += c.bytes;
+  }
+  bytes_written_ += n;
+  const uint64_t fronts = wavefronts(acc->chunks, cfg_.write_bytes_per_cycle);
+  const uint64_t done = write_port_.serve(t, fronts * cfg_.write_bytes_per_cycle) + cfg_.crossbar_latency;
+  write_port_.retire_before(clock_.now_cycles() > 1024 ? clock_.now_cycles() - 1024 : 0);
+  delay = clock_.to_time(done) - sc_core::sc_time_stamp();
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void SmemBanks::read(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+  const SmemAccess* acc = gp.get_extension<SmemAccess>();
+  const uint64_t t = clock_.to_cycles(sc_core::sc_time_stamp() + delay);
+  if (!acc) {
+    gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
+  uint8_t* data = gp.get_data_ptr();
+  for (const SmemChunk& c : acc->chunks) {
+    if (c.address + c.bytes > bytes_.size()) {
+      ++out_of_range_;
+      std::memset(data + c.data_offset, 0, c.bytes);
+      continue;
+    }
+    std::memcpy(data + c.data_offset, &bytes_[c.address], c.bytes);
+    bytes_read_ += c.bytes;
+  }
+  const uint64_t fronts = wavefronts(acc->chunks, cfg_.read_bytes_per_cycle);
+  const uint64_t done = read_port_.serve(t, fronts * cfg_.read_bytes_per_cycle) + cfg_.crossbar_latency;
+  read_port_.retire_before(clock_.now_cycles() > 1024 ? clock_.now_cycles() - 1024 : 0);
+  delay = clock_.to_time(done) - sc_core::sc_time_stamp();
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void SmemBanks::collect_stats(StatsRecord& out) const {
+  out.add("bytes_written", bytes_written_);
+  out.add("bytes_read", bytes_read_);
+  out.add("chunks", chunks_);
+  out.add("wavefronts", wavefronts_);
+  out.add("bank_conflicts", bank_conflicts_);
+  out.add("out_of_range_chunks", out_of_range_);
+}
+
+}  // namespace tma

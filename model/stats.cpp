@@ -1,0 +1,80 @@
+#include "stats.h"
+
+#include <systemc>
+
+#include <cmath>
+#include <cstdio>
+
+namespace tma {
+
+namespace {
+
+void walk(const sc_core::sc_object* obj, std::map<std::string, StatsRecord>& out) {
+  if (auto* p = dynamic_cast<const StatsProvider*>(obj)) {
+    StatsRecord r;
+    p->collect_stats(r);
+    out[obj->name()] = std::move(r);
+  }
+  for (const sc_core::sc_object* child : obj->get_child_objects()) walk(child, out);
+}
+
+std::string number(double v) {
+  char buf[64];
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else if (std::isfinite(v))
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+  else
+    std::snprintf(buf, sizeof buf, "null");
+  return buf;
+}
+
+std::string quoted(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') q += '\\';
+    q += c;
+  }
+  return q + "\"";
+}
+
+}  // namespace
+
+std::map<std::string, StatsRecord> collect_hierarchy_stats() {
+  std::map<std::string, StatsRecord> out;
+  for (const sc_core::sc_object* top : sc_core::sc_get_top_level_objects()) walk(top, out);
+  return out;
+}
+
+void write_stats_json(std::ostream& out, const std::map<std::string, StatsRecord>& stats,
+                      const std::vector<std::pair<std::string, std::string>>& header) {
+  out << "{\n";
+  bool first = true;
+  for (const auto& [k, v] : header) {
+    out << (first ? "" : ",\n") << "  " << quoted(k) << ": " << quoted(v);
+    first = false;
+  }
+  for (const auto& [path, rec] : stats) {
+    out << (first ? "" : ",\n") << "  " << quoted(path) << ": {";
+    bool f2 = true;
+    for (const auto& [name, value] : rec.values()) {
+      out << (f2 ? "" : ", ") << quoted(name) << ": " << number(value);
+      f2 = false;
+    }
+    out << "}";
+    first = false;
+  }
+  out << "\n}\n";
+}
+
+double sum_stat(const std::map<std::string, StatsRecord>& stats, const std::string& suffix, const std::string& name) {
+  double sum = 0;
+  for (const auto& [path, rec] : stats) {
+    if (path.size() < suffix.size() || path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    for (const auto& [n, v] : rec.values())
+      if (n == name) sum += v;
+  }
+  return sum;
+}
+
+}  // namespace tma

@@ -1,0 +1,42 @@
+// Statistics: every module that counts something implements StatsProvider; one walk of the
+// SystemC object hierarchy collects them as JSON keyed by module path.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tma {
+
+// A flat, ordered set of named values for one module.
+class StatsRecord {
+ public:
+  void add(const std::string& name, double value) { values_.emplace_back(name, value); }
+  void add(const std::string& name, uint64_t value) { values_.emplace_back(name, static_cast<double>(value)); }
+  void add(const std::string& name, int value) { values_.emplace_back(name, static_cast<double>(value)); }
+  const std::vector<std::pair<std::string, double>>& values() const { return values_; }
+
+ private:
+  std::vector<std::pair<std::string, double>> values_;
+};
+
+class StatsProvider {
+ public:
+  virtual ~StatsProvider() = default;
+  virtual void collect_stats(StatsRecord& out) const = 0;
+};
+
+// Module path -> its record, for every StatsProvider in the elaborated hierarchy.
+std::map<std::string, StatsRecord> collect_hierarchy_stats();
+
+// Writes {"path": {"name": value, ...}, ...} with keys sorted, numbers printed exactly.
+void write_stats_json(std::ostream& out, const std::map<std::string, StatsRecord>& stats,
+                      const std::vector<std::pair<std::string, std::string>>& header = {});
+
+// Sum of one counter over every module whose path ends in `suffix` (".tma.splitter", say).
+double sum_stat(const std::map<std::string, StatsRecord>& stats, const std::string& suffix, const std::string& name);
+
+}  // namespace tma

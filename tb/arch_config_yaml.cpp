@@ -1,0 +1,153 @@
+#include "arch_config_yaml.h"
+
+#include <cstdio>
+#include <functional>
+#include <stdexcept>
+
+#include "yaml_reader.h"
+
+namespace tma {
+
+namespace {
+
+// One table describes every field once: its YAML path, its range, and where it lives.
+struct Field {
+  const char* path;
+  double min, max;
+  std::function<double&(ArchConfig&)> dbl;   // for double fields
+  std::function<uint32_t&(ArchConfig&)> u32; // for 32-bit fields
+  std::function<uint64_t&(ArchConfig&)> u64; // for 64-bit fields
+};
+
+#define F_U32(path, lo, hi, member) Field{path, lo, hi, nullptr, [](ArchConfig& a) -> uint32_t& { return a.member; }, nullptr}
+#define F_U64(path, lo, hi, member) Field{path, lo, hi, nullptr, nullptr, [](ArchConfig& a) -> uint64_t& { return a.member; }}
+#define F_DBL(path, lo, hi, member) Field{path, lo, hi, [](ArchConfig& a) -> double& { return a.member; }, nullptr, nullptr}
+
+const std::vector<Field>& fields() {
+  static const std::vector<Field> f = {
+      F_U32("sm_count", 1, 1024, sm_count),
+      F_DBL("sm_clock_mhz", 1, 10000, sm_clock_mhz),
+      F_U32("tma.command_queue_depth", 1, 1024, tma.command_queue_depth),
+      F_U32("tma.max_inflight_ops", 1, 1024, tma.max_inflight_ops),
+      F_U32("tma.command_setup_cycles", 0, 100000, tma.command_setup_cycles),
+      F_U32("tma.agu_requests_per_cycle", 1, 64, tma.agu_requests_per_cycle),
+      F_U32("tma.max_outstanding_requests", 1, 65536, tma.max_outstanding_requests),
+      F_U32("tma.completion_latency", 0, 100000, tma.completion_latency),
+      F_U32("descriptor_cache.entries", 1, 65536, descriptor_cache.entries),
+      F_U32("descriptor_cache.ways", 1, 65536, descriptor_cache.ways),
+      F_U32("descriptor_cache.hit_latency", 0, 100000, descriptor_cache.hit_latency),
+      F_U32("smem.capacity_bytes", 1024, 1 << 24, smem.capacity_bytes),
+      F_U32("smem.banks", 1, 64, smem.banks),
+      F_U32("smem.bank_bytes", 1, 64, smem.bank_bytes),
+      F_U32("smem.write_bytes_per_cycle", 1, 4096, smem.write_bytes_per_cycle),
+      F_U32("smem.read_bytes_per_cycle", 1, 4096, smem.read_bytes_per_cycle),
+      F_U32("smem.crossbar_latency", 0, 100000, smem.crossbar_latency),
+      F_U64("l2.capacity_bytes", 4096, 1ull << 40, l2.capacity_bytes),
+      F_U32("l2.line_bytes", 32, 4096, l2.line_bytes),
+      F_U32("l2.sector_bytes", 8, 4096, l2.sector_bytes),
+      F_U32("l2.ways", 1, 1024, l2.ways),
+      F_U32("l2.hit_latency", 0, 100000, l2.hit_latency),
+      F_U32("l2.bytes_per_cycle", 1, 1 << 20, l2.bytes_per_cycle),
+      F_U32("l2.sm_port_bytes_per_cycle", 1, 1 << 20, l2.sm_port_bytes_per_cycle),
+      F_U32("l2.reduction_bytes_per_cycle", 1, 1 << 20, l2.reduction_bytes_per_cycle),
+      F_U32("l2.request_overhead_cycles", 0, 100000, l2.request_overhead_cycles),
+      F_DBL("dram.bytes_per_cycle", 0.001, 1e6, dram.bytes_per_cycle),
+      F_U32("dram.latency", 0, 1000000, dram.latency),
+      F_U32("dram.burst_bytes", 1, 4096, dram.burst_bytes),
+      F_U32("sim.quantum_cycles", 1, 1000000, sim.quantum_cycles),
+      F_U32("sim.bandwidth_window_cycles", 1, 1000000, sim.bandwidth_window_cycles),
+  };
+  return f;
+}
+
+void set_field(const Field& f, ArchConfig& a, double v) {
+  if (f.dbl) f.dbl(a) = v;
+  else if (f.u32) f.u32(a) = static_cast<uint32_t>(v);
+  else f.u64(a) = static_cast<uint64_t>(v);
+}
+
+double get_field(const Field& f, ArchConfig& a) {
+  if (f.dbl) return f.dbl(a);
+  if (f.u32) return f.u32(a);
+  return static_cast<double>(f.u64(a));
+}
+
+YamlField at_path(const YamlField& root, const std::string& path) {
+  YamlField node = root;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    node = node[path.substr(start, dot == std::string::npos ? std::string::npos : dot - start)];
+    if (dot == std::string::npos) return node;
+    start = dot + 1;
+  }
+}
+
+void check_consistency(const ArchConfig& a, const YamlField& root) {
+  if (a.l2.line_bytes % a.l2.sector_bytes || a.l2.line_bytes / a.l2.sector_bytes > 8)
+    throw root["l2"]["sector_bytes"].error("line_bytes must be a multiple of sector_bytes, at most 8 sectors a line");
+  if (a.smem.banks * a.smem.bank_bytes > 64 * 64)
+    throw root["smem"]["banks"].error("banks x bank_bytes is too large");
+}
+
+}  // namespace
+
+ArchConfig load_arch_config(const std::string& path) {
+  YamlDoc doc = YamlDoc::load(path);
+  YamlField root = doc.root();
+  root.check_keys({"name", "description", "sm_count", "sm_clock_mhz", "tma", "descriptor_cache", "smem", "l2", "dram",
+                   "sim"});
+  ArchConfig a;
+  a.source_file = path;
+  a.name = root["name"].as_string();
+  // Every section's keys are checked, and every field is required: an architecture file says
+  // each number and where it came from.
+  for (const char* section : {"tma", "descriptor_cache", "smem", "l2", "dram", "sim"}) {
+    std::vector<std::string> keys;
+    const std::string prefix = std::string(section) + ".";
+    for (const Field& f : fields())
+      if (std::string(f.path).rfind(prefix, 0) == 0) keys.push_back(std::string(f.path).substr(prefix.size()));
+    root[section].check_keys(keys);
+  }
+  for (const Field& f : fields()) {
+    YamlField node = at_path(root, f.path);
+    set_field(f, a, f.dbl ? node.as_double(f.min, f.max)
+                          : static_cast<double>(node.as_uint64(static_cast<uint64_t>(f.min), static_cast<uint64_t>(f.max))));
+  }
+  check_consistency(a, root);
+  return a;
+}
+
+void apply_arch_overrides(ArchConfig& arch, const std::vector<std::string>& overrides) {
+  for (const std::string& o : overrides) {
+    const size_t eq = o.find('=');
+    if (eq == std::string::npos) throw std::runtime_error("override '" + o + "' is not of the form field=value");
+    const std::string name = o.substr(0, eq), value = o.substr(eq + 1);
+    const Field* found = nullptr;
+    for (const Field& f : fields())
+      if (name == f.path) found = &f;
+    if (!found) throw std::runtime_error("override '" + o + "': no architecture field '" + name + "'");
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end) throw std::runtime_error("override '" + o + "': '" + value + "' is not a number");
+    if (v < found->min || v > found->max)
+      throw std::runtime_error("override '" + o + "': " + value + " is outside [" + std::to_string(found->min) + ", " +
+                               std::to_string(found->max) + "]");
+    if (!found->dbl && v != static_cast<double>(static_cast<uint64_t>(v)))
+      throw std::runtime_error("override '" + o + "': '" + value + "' is not a whole number");
+    set_field(*found, arch, v);
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> arch_fields(const ArchConfig& arch) {
+  std::vector<std::pair<std::string, std::string>> out;
+  ArchConfig a = arch;
+  for (const Field& f : fields()) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.10g", get_field(f, a));
+    out.emplace_back(f.path, buf);
+  }
+  return out;
+}
+
+}  // namespace tma
