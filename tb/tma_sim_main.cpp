@@ -26,7 +26,6 @@ const char* kUsage =
 int main(int argc, char** argv) {
   setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
   // sc_stop() at the end of a run is expected, not news.
-  sc_core::sc_report_handler::set_actions(sc_core::SC_ID_SIMULATION_STOP_CALLED_, sc_core::SC_DO_NOTHING);
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   return sc_core::sc_elab_and_sim(argc, argv);
 }
