@@ -95,7 +95,7 @@ void DescriptorCache::collect_stats(StatsRecord& out) const {
   out.add("hits", hits_);
   out.add("misses", misses_);
   out.add("hits_on_pending_fill", pending_hits_);
-  out.add("prefetches", prefetches_);
+  out.add("prefetch_requests", prefetches_);
   out.add("invalidations", invalidations_);
 }
 

@@ -68,6 +68,7 @@ void L2PromotionSplitter::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_
     dram_fill_bytes_ += req.dram_fill_bytes;
     sectors_missed_ += req.sectors_missed;
     uint64_t ready = clock_.to_cycles(sc_core::sc_time_stamp() + dl);
+    if (trace_) trace_->l2_request(sm_, proto->op_id, a, n, proto->access, issue, ready);
     // The line's data feeds the pieces that overlap it.
     if (loads && d) {
       piece_delivery_ = *d;

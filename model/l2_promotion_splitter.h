@@ -13,6 +13,7 @@
 #include "cycle_time.h"
 #include "stats.h"
 #include "tlm_payloads.h"
+#include "trace_sink.h"
 
 namespace tma {
 
@@ -24,13 +25,19 @@ class L2PromotionSplitter : public sc_core::sc_module, public StatsProvider {
 
   L2PromotionSplitter(sc_core::sc_module_name name, const ArchConfig& arch);
   void collect_stats(StatsRecord& out) const override;
+  void set_trace_sink(RequestTraceSink* sink, int sm) {
+    trace_ = sink;
+    sm_ = sm;
+  }
 
  private:
   void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
 
   CycleClock clock_;
   uint32_t line_bytes_, sector_bytes_;
-  uint64_t next_free_ = 0;  // cycle the splitter can emit its next L2 request
+  uint64_t next_free_ = 0;
+  RequestTraceSink* trace_ = nullptr;
+  int sm_ = 0;  // cycle the splitter can emit its next L2 request
   tlm::tlm_generic_payload mem_gp_, data_gp_;
   SmemDelivery piece_delivery_;
   uint64_t requests_in_ = 0, l2_requests_ = 0, sectors_requested_ = 0, bytes_requested_ = 0;

@@ -130,6 +130,7 @@ uint64_t TmaUnit::process(const Pending& p, uint64_t t) {
     agu.map = *map;
     rec.map = *map;
     rec.map_valid = true;
+    for (OpObserver* o : observers_) o->op_starting(sm_, cmd, *map);
     ctl_gp_.set_command(tlm::TLM_WRITE_COMMAND);
     ctl_gp_.set_data_ptr(nullptr);
     ctl_gp_.set_data_length(0);

@@ -44,6 +44,9 @@ struct OpRecord {
 class OpObserver {
  public:
   virtual ~OpObserver() = default;
+  // Right before the operation's functional effect (memory and shared memory as they were).
+  virtual void op_starting(int /*sm*/, const TmaCommand& /*cmd*/, const TensorMap& /*map*/) {}
+  // Right after it (the effect is done; done_cycle says when it completes in simulated time).
   virtual void op_finished(int sm, const OpRecord& rec) = 0;
 };
 
@@ -61,6 +64,8 @@ class TmaUnit : public sc_core::sc_module, public StatsProvider {
 
   SmemBanks& smem() { return smem_; }
   void add_observer(OpObserver* o) { observers_.push_back(o); }
+  void set_request_trace(RequestTraceSink* sink) { splitter_.set_trace_sink(sink, sm_); }
+  size_t queue_depth() const { return queue_.size(); }
   // Operations accepted and not yet completed (for invariant checks and progress).
   uint64_t ops_in_flight() const { return accepted_ - completed_; }
 

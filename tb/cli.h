@@ -4,5 +4,6 @@
 namespace tma::cli {
 
 int check(int argc, char** argv);
+int run(int argc, char** argv);
 
 }  // namespace tma::cli

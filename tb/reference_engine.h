@@ -19,10 +19,15 @@ std::string to_string(Outcome o);
 struct OpResult {
   Outcome outcome = Outcome::ok;
   std::string reason;    // why the descriptor was refused or the operation faulted
-  uint32_t tx_bytes = 0; // bytes a load reports to its mbarrier (complete_tx)
+  // Bytes a load reports to its mbarrier (complete_tx): the shared-memory bytes of its rows without the
+  // swizzle-span row padding, halo rows of im2col::w included, and for b4x16_p64 / b6x16_p32 the whole
+  // 16-byte unit (its padding bytes are counted though not written; docs/blackwell-forms.md).
+  uint32_t tx_bytes = 0;
 };
 
 struct ReferenceOptions {
+  // sm_100 adds im2col::w / ::w128, gather4 / scatter4, the sub-byte types, 96B swizzle and the 128B
+  // swizzle atomicities (modelled from PTX ISA 5.5, docs/blackwell-forms.md); sm_90 refuses them.
   GpuArch arch = GpuArch::sm90;
 };
 

@@ -14,6 +14,7 @@ const char* kUsage =
     "\n"
     "Commands:\n"
     "  check PATH...        replay golden cases (silicon captures) and report mismatches\n"
+    "  run SCENARIO.yaml    run a scenario on the TLM model and print a summary\n"
     "\n"
     "Run 'tma-sim COMMAND --help' for the options of a command.\n";
 
@@ -38,6 +39,7 @@ int sc_main(int argc, char** argv) {
   }
   const std::string cmd = argv[1];
   if (cmd == "check") return tma::cli::check(argc - 2, argv + 2);
+  if (cmd == "run") return tma::cli::run(argc - 2, argv + 2);
   std::fprintf(stderr, "tma-sim: unknown command '%s'\n%s", cmd.c_str(), kUsage);
   return 2;
 }

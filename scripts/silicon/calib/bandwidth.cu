@@ -191,6 +191,7 @@ __global__ void __launch_bounds__(64) bw_stream(const __grid_constant__ CUtensor
 
 struct State {
   DevInfo dev;
+  int max_smem = 0;
   std::vector<BwPoint> pts, tpts;
   unsigned char* tensor = nullptr;
   unsigned* sink = nullptr;
@@ -221,8 +222,7 @@ void alloc(size_t bytes) {
   CK(cudaMalloc(&S.sink, 4096 * sizeof(unsigned)));
   CK(cudaMalloc(&S.err, sizeof(unsigned)));
   CK(cudaMalloc(&S.clk, sizeof(ClockRec)));
-  CK(cudaFuncSetAttribute(bw_stream, cudaFuncAttributeMaxDynamicSharedMemorySize, S.dev.smem_optin));
-  CK(cudaFuncSetAttribute(bw_stream, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+  S.max_smem = set_max_dyn_smem(bw_stream, S.dev);
 }
 
 struct Prepared {
@@ -255,7 +255,7 @@ Prepared prepare(const BwPoint& p) {
   a.clk = S.clk;
   const size_t need = (size_t)p.stages * a.stage_stride + 1024;
   q.smem = smem_for_occupancy(need, p.cps, S.dev);
-  if (q.smem > (size_t)S.dev.smem_optin) throw PointSkip("shared memory: need " + I((long long)q.smem));
+  if (q.smem > (size_t)S.max_smem) throw PointSkip("shared memory: need " + I((long long)q.smem));
   q.grid = (unsigned)(S.dev.sms * p.cps);
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&q.occupancy, bw_stream, 64, q.smem));
   return q;

@@ -591,6 +591,18 @@ inline void launch_cluster(void (*kernel)(KArgs...), unsigned grid, unsigned blo
   CK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
 }
 
+// Raises a kernel's dynamic shared-memory limit to the most the device allows beside the kernel's
+// static shared memory (asking for the whole opt-in size fails when there is any). Returns it.
+template <typename Kernel>
+inline int set_max_dyn_smem(Kernel kernel, const DevInfo& d) {
+  cudaFuncAttributes fa;
+  CK(cudaFuncGetAttributes(&fa, kernel));
+  const int v = d.smem_optin - (int)fa.sharedSizeBytes;
+  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v));
+  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+  return v;
+}
+
 // Elapsed milliseconds between two recorded events.
 inline float event_ms(cudaEvent_t a, cudaEvent_t b) {
   float ms = 0;

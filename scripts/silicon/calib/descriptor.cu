@@ -224,6 +224,8 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&S.ok, sizeof(unsigned)));
     CK(cudaMalloc(&S.sink, 64));
     CK(cudaMalloc(&S.clk, sizeof(ClockRec)));
+    set_max_dyn_smem(desc_global, S.dev);
+    set_max_dyn_smem(desc_param, S.dev);
     S.host_maps.resize(kMaps);
     for (int k = 0; k < kMaps; ++k)
       encode_2d(&S.host_maps[k], dtype_of("bf16"), S.data + (size_t)k * kRegion, 128, 16, 128, 8, 0, 0);

@@ -268,8 +268,7 @@ int main(int argc, char** argv) {
   fam.default_reps = 15;
   fam.setup = [](int) {
     DevInfo d = dev_info();
-    S.max_smem = d.smem_optin;
-    CK(cudaFuncSetAttribute(lat_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, S.max_smem));
+    S.max_smem = set_max_dyn_smem(lat_kernel, d);
     CK(cudaMalloc(&S.data, kData));
     CK(cudaMemset(S.data, 0x3c, kData));
     CK(cudaMalloc(&S.flush, kFlushBytes));

@@ -377,10 +377,7 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&S.err, sizeof(unsigned)));
     CK(cudaMalloc(&S.sink, 4096 * sizeof(unsigned)));
     CK(cudaMalloc(&S.clk, sizeof(ClockRec)));
-    for (auto k : {mc_latency, mc_stream}) {
-      CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, S.dev.smem_optin));
-      CK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
-    }
+    for (auto k : {mc_latency, mc_stream}) set_max_dyn_smem(k, S.dev);
     warmup_kernel<<<S.dev.sms, 128>>>(50000000ull, S.sink);
     CK(cudaDeviceSynchronize());
   };

@@ -300,9 +300,8 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&S.out, 8 * sizeof(unsigned long long)));
     CK(cudaMalloc(&S.clk, sizeof(ClockRec)));
     for (int code : {kOpStore, kOpAdd, kOpMin}) {
-      CK(cudaFuncSetAttribute(stream_kernel(code), cudaFuncAttributeMaxDynamicSharedMemorySize, S.dev.smem_optin));
-      CK(cudaFuncSetAttribute(stream_kernel(code), cudaFuncAttributePreferredSharedMemoryCarveout, 100));
-      CK(cudaFuncSetAttribute(latency_kernel(code), cudaFuncAttributeMaxDynamicSharedMemorySize, S.dev.smem_optin));
+      set_max_dyn_smem(stream_kernel(code), S.dev);
+      set_max_dyn_smem(latency_kernel(code), S.dev);
     }
     unsigned* sink;
     CK(cudaMalloc(&sink, 64));

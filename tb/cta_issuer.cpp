@@ -1,0 +1,102 @@
+#include "cta_issuer.h"
+
+#include <algorithm>
+
+#include "tlm_payloads.h"
+
+namespace tma {
+
+namespace {
+constexpr uint32_t kBulkMbarrier = 0xFFFFFFFFu;  // completions of stores, reductions and prefetches
+}
+
+CtaIssuer::CtaIssuer(sc_core::sc_module_name name, const SmProgram& program, uint32_t stages, int sm, int cta,
+                     std::shared_ptr<ClusterSync> cluster, double clock_mhz)
+    : sc_module(name), cmd_out("cmd_out"), completion_in("completion_in"), program_(program),
+      stages_(std::max<uint32_t>(1, stages)), sm_(sm), cta_(cta), cluster_(std::move(cluster)), clock_(clock_mhz),
+      got_(program.steps.size(), 0), next_op_id_((static_cast<uint64_t>(sm) + 1) << 40) {
+  completion_in.register_b_transport(this, &CtaIssuer::completed);
+  SC_HAS_PROCESS(CtaIssuer);
+  SC_THREAD(producer);
+  SC_THREAD(consumer);
+}
+
+void CtaIssuer::issue(IssueOp op, uint32_t mbarrier) {
+  op.cmd.mbarrier = mbarrier;
+  op.cmd.op_id = next_op_id_++;
+  op.cmd.sm = sm_;
+  issued_at_[op.cmd.op_id] = clock_.now_cycles();
+  ++ops_issued_;
+  if (mbarrier == kBulkMbarrier) ++bulk_issued_;
+  tlm::tlm_generic_payload gp;
+  gp.set_command(tlm::TLM_WRITE_COMMAND);
+  gp.set_data_length(0);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  ScopedExtension<TmaCommand> ext(gp, &op.cmd);
+  cmd_out->b_transport(gp, delay);  // blocks while the unit's command queue is full
+  if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+}
+
+void CtaIssuer::completed(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
+  const TmaCompletion* c = gp.get_extension<TmaCompletion>();
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  if (!c) return;
+  if (c->outcome == OpOutcome::fault) ++faults_;
+  auto it = issued_at_.find(c->op_id);
+  if (it != issued_at_.end()) {
+    latencies_.push_back(static_cast<uint32_t>(clock_.now_cycles() - it->second));
+    issued_at_.erase(it);
+  }
+  if (c->mbarrier == kBulkMbarrier) ++bulk_done_;
+  else if (c->mbarrier < got_.size()) ++got_[c->mbarrier];
+  completion_event_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void CtaIssuer::producer() {
+  for (const IssueOp& op : program_.prologue) issue(op, kBulkMbarrier);
+  for (size_t i = 0; i < program_.steps.size(); ++i) {
+    const Step& st = program_.steps[i];
+    const uint32_t s = static_cast<uint32_t>(i % stages_);
+    const uint64_t uses = i / stages_;  // releases of this stage needed before it is free
+    const uint64_t t0 = clock_.now_cycles();
+    const bool multicasts = std::any_of(st.loads.begin(), st.loads.end(), [](const IssueOp& o) { return o.cmd.cta_mask; });
+    while (true) {
+      bool free = cluster_->released[cta_][s] >= uses;
+      if (multicasts)
+        for (const auto& peer : cluster_->released) free = free && peer[s] >= uses;
+      if (free) break;
+      sc_core::wait(cluster_->changed);
+    }
+    producer_stall_cycles_ += clock_.now_cycles() - t0;
+    for (const IssueOp& op : st.loads) issue(op, static_cast<uint32_t>(i));
+  }
+}
+
+void CtaIssuer::consumer() {
+  for (size_t i = 0; i < program_.steps.size(); ++i) {
+    const Step& st = program_.steps[i];
+    const uint64_t t0 = clock_.now_cycles();
+    while (got_[i] < st.expected_completions) sc_core::wait(completion_event_);
+    consumer_wait_cycles_ += clock_.now_cycles() - t0;
+    if (st.compute_cycles) sc_core::wait(clock_.to_time(st.compute_cycles));
+    for (const IssueOp& op : st.after) issue(op, kBulkMbarrier);
+    ++cluster_->released[cta_][i % stages_];
+    cluster_->changed.notify(sc_core::SC_ZERO_TIME);
+  }
+  // Drain: stores and prefetches still owe their completions.
+  while (bulk_done_ < bulk_issued_) sc_core::wait(completion_event_);
+  finished_ = true;
+  finish_cycle_ = clock_.now_cycles();
+  finished_event_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void CtaIssuer::collect_stats(StatsRecord& out) const {
+  out.add("steps", static_cast<uint64_t>(program_.steps.size()));
+  out.add("ops_issued", ops_issued_);
+  out.add("faults", faults_);
+  out.add("producer_stall_cycles", producer_stall_cycles_);
+  out.add("consumer_wait_cycles", consumer_wait_cycles_);
+  out.add("finish_cycle", finish_cycle_);
+}
+
+}  // namespace tma

@@ -1,0 +1,68 @@
+// The instruction stream of one CTA: a producer that issues each pipeline step's TMA loads into
+// its shared-memory stage once the consumer has released the stage, and a consumer that waits
+// for the stage's completions (its mbarrier), computes, releases, and issues the step's stores.
+// CTAs of one cluster coordinate through ClusterSync so that a multicast load waits until every
+// destination has released its stage.
+#pragma once
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "cycle_time.h"
+#include "stats.h"
+#include "workload.h"
+
+namespace tma {
+
+// Stage releases of every CTA of a cluster: released[cta][stage] counts the stage's releases.
+struct ClusterSync {
+  std::vector<std::vector<uint64_t>> released;
+  sc_core::sc_event changed;
+};
+
+class CtaIssuer : public sc_core::sc_module, public StatsProvider {
+ public:
+  tlm_utils::simple_initiator_socket<CtaIssuer> cmd_out;
+  tlm_utils::simple_target_socket<CtaIssuer> completion_in;
+
+  CtaIssuer(sc_core::sc_module_name name, const SmProgram& program, uint32_t stages, int sm, int cta,
+            std::shared_ptr<ClusterSync> cluster, double clock_mhz);
+  void collect_stats(StatsRecord& out) const override;
+
+  bool finished() const { return finished_; }
+  const sc_core::sc_event& finished_event() const { return finished_event_; }
+  // Issue-to-completion latency of every operation this CTA issued, in cycles.
+  const std::vector<uint32_t>& latencies() const { return latencies_; }
+  uint64_t faults() const { return faults_; }
+  uint64_t finish_cycle() const { return finish_cycle_; }
+
+ private:
+  void producer();
+  void consumer();
+  void issue(IssueOp op, uint32_t mbarrier);
+  void completed(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+
+  const SmProgram& program_;
+  uint32_t stages_;
+  int sm_, cta_;
+  std::shared_ptr<ClusterSync> cluster_;
+  CycleClock clock_;
+  std::vector<uint32_t> got_;              // completions per step
+  std::unordered_map<uint64_t, uint64_t> issued_at_;  // op id -> issue cycle
+  uint64_t next_op_id_;
+  uint64_t bulk_issued_ = 0, bulk_done_ = 0;
+  sc_core::sc_event completion_event_;
+  bool finished_ = false;
+  sc_core::sc_event finished_event_;
+  uint64_t finish_cycle_ = 0;
+  std::vector<uint32_t> latencies_;
+  uint64_t faults_ = 0, ops_issued_ = 0, producer_stall_cycles_ = 0, consumer_wait_cycles_ = 0;
+};
+
+}  // namespace tma

@@ -1,0 +1,82 @@
+// A scenario (configs/scenarios/*.yaml, docs/scenarios.md): tensors in global memory, the
+// tensor-map descriptors over them, and the workload every SM runs (a GEMM main loop, an
+// im2col convolution, a tile stream, or an explicit list of operations).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "global_memory.h"
+#include "tensor_map.h"
+#include "tma_op.h"
+
+namespace tma {
+
+struct ScenarioTensor {
+  std::string name;
+  DataType dtype = DataType::u8;
+  std::vector<uint64_t> dims;     // innermost first
+  std::vector<uint64_t> strides;  // bytes, rank-1 entries; dense (16-byte aligned rows) when omitted
+  uint64_t address = 0;           // global byte address of element 0
+};
+
+struct ScenarioDescriptor {
+  std::string name;
+  std::string tensor;
+  TensorMap map;             // global_address, dims, strides, dtype and rank from the tensor
+  uint64_t address = 0;      // where its 128 bytes live in global memory (assigned by the loader)
+};
+
+enum class WorkloadKind : uint8_t { gemm, conv, stream, ops };
+
+struct ScenarioOp {            // one entry of an `ops` workload
+  std::string descriptor;
+  TmaOp op;
+};
+
+struct Workload {
+  WorkloadKind kind = WorkloadKind::stream;
+  uint32_t stages = 2;                 // shared-memory pipeline depth
+  uint32_t compute_cycles = 0;         // consumer work per stage
+  uint64_t max_tiles_per_sm = 0;       // 0: every tile of the problem
+  bool column_major = false;           // tile order over the output / the tensor
+  bool prefetch_descriptors = false;   // prefetch.tensormap at the start
+  // gemm
+  std::string a, b, c;                 // descriptors (c optional: output tile store)
+  uint64_t m = 0, n = 0, k = 0;
+  bool multicast_a = false;            // A tiles multicast to every CTA of the cluster
+  // conv (implicit GEMM over an NHWC activation through an im2col descriptor)
+  std::string activation, filter;
+  std::vector<uint32_t> filter_size;   // R, S (D for 5D)
+  uint32_t output_channel_tiles = 1;
+  // stream
+  std::string load, store;             // descriptors (store optional: write each tile back)
+  std::string reduce_op;               // stream with reduce: "add" etc. instead of store
+  // ops
+  std::vector<ScenarioOp> ops;
+};
+
+struct Scenario {
+  std::string path;
+  std::string name;
+  std::string description;
+  uint32_t sms = 1;
+  uint32_t cluster_size = 1;
+  GpuArch gpu = GpuArch::sm90;
+  MemoryFill memory_fill = MemoryFill::word_hash;
+  std::string arch;                    // default architecture file, may be overridden
+  std::map<std::string, ScenarioTensor> tensors;
+  std::map<std::string, ScenarioDescriptor> descriptors;
+  Workload workload;
+};
+
+// Reads and checks a scenario; every descriptor is validated as the driver would (an invalid
+// one is an error naming the rule). Throws YamlError with file, line and field, or
+// std::runtime_error for a malformed override. Overrides set any field of the file before it
+// is read: "descriptors.A.l2_promotion=256B", "sms=16", "workload.stages=4".
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+
+}  // namespace tma

@@ -1,0 +1,260 @@
+#include "scenario_runner.h"
+
+#include <systemc>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+
+#include "cta_issuer.h"
+#include "descriptor_codec.h"
+#include "gpu_system.h"
+#include "perfetto_trace.h"
+#include "scoreboard.h"
+#include "vcd_writer.h"
+#include "workload.h"
+
+namespace tma {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Watches the run: stops the simulation when every CTA is done, prints progress, samples the VCD.
+class RunMonitor : public sc_core::sc_module {
+ public:
+  RunMonitor(sc_core::sc_module_name name, GpuSystem& gpu, std::vector<std::unique_ptr<CtaIssuer>>& issuers,
+             const RunOptions& options, uint64_t total_steps)
+      : sc_module(name), gpu_(gpu), issuers_(issuers), options_(options), clock_(gpu.arch().sm_clock_mhz),
+        total_steps_(total_steps), started_(Clock::now()) {
+    if (!options.vcd_path.empty()) {
+      vcd_ = std::make_unique<VcdWriter>(options.vcd_path, clock_.period_ps());
+      if (!vcd_->ok()) throw std::runtime_error("cannot write " + options.vcd_path);
+      for (uint32_t sm = 0; sm < gpu.sm_count(); ++sm) {
+        const std::string scope = "sm" + std::to_string(sm);
+        vcd_->add_signal(scope, "ops_in_flight", 16);
+        vcd_->add_signal(scope, "command_queue", 8);
+        vcd_->add_signal(scope, "tma_busy", 1);
+        vcd_->add_signal(scope, "cta_done", 1);
+      }
+    }
+    SC_HAS_PROCESS(RunMonitor);
+    SC_THREAD(watch);
+    if (vcd_) SC_THREAD(sample);
+  }
+
+ private:
+  bool all_done() const {
+    return std::all_of(issuers_.begin(), issuers_.end(), [](const auto& i) { return i->finished(); });
+  }
+  void watch() {
+    sc_core::sc_event_or_list any;
+    for (auto& i : issuers_) any |= i->finished_event();
+    auto last_print = started_;
+    while (!all_done()) {
+      sc_core::wait(clock_.to_time(20000), any);
+      const auto now = Clock::now();
+      if (options_.progress && now - started_ > std::chrono::seconds(3) && now - last_print > std::chrono::seconds(1)) {
+        last_print = now;
+        size_t done = 0;
+        for (auto& i : issuers_) done += i->finished();
+        std::fprintf(stderr, "\r  progress: %llu cycles simulated, %zu/%zu CTAs done, %.0f s elapsed   ",
+                     static_cast<unsigned long long>(clock_.now_cycles()), done, issuers_.size(),
+                     std::chrono::duration<double>(now - started_).count());
+        std::fflush(stderr);
+        printed_ = true;
+      }
+    }
+    if (printed_) std::fprintf(stderr, "\n");
+    sc_core::sc_stop();
+  }
+  void sample() {
+    std::vector<uint64_t> v;
+    while (true) {
+      v.clear();
+      for (uint32_t sm = 0; sm < gpu_.sm_count(); ++sm) {
+        TmaUnit& u = gpu_.unit(sm);
+        v.push_back(std::min<uint64_t>(u.ops_in_flight(), 0xFFFF));
+        v.push_back(std::min<uint64_t>(u.queue_depth(), 0xFF));
+        v.push_back(u.ops_in_flight() > 0);
+        v.push_back(issuers_[sm]->finished());
+      }
+      vcd_->sample(clock_.now_cycles(), v);
+      sc_core::wait(clock_.to_time(options_.vcd_sample_cycles));
+    }
+  }
+
+  GpuSystem& gpu_;
+  std::vector<std::unique_ptr<CtaIssuer>>& issuers_;
+  RunOptions options_;
+  CycleClock clock_;
+  uint64_t total_steps_;
+  Clock::time_point started_;
+  std::unique_ptr<VcdWriter> vcd_;
+  bool printed_ = false;
+};
+
+uint32_t percentile(std::vector<uint32_t>& v, double p) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5));
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
+  return v[k];
+}
+
+}  // namespace
+
+RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOptions& options) {
+  const auto t0 = Clock::now();
+  GpuSystem gpu("gpu", arch, s.sms, s.cluster_size, s.gpu, s.memory_fill);
+  // The host side of the driver: descriptors encoded into global memory.
+  for (const auto& [name, d] : s.descriptors) {
+    const std::array<uint8_t, 128> bytes = encode_descriptor(d.map);
+    gpu.memory().write(d.address, bytes.data(), bytes.size());
+  }
+  const std::vector<SmProgram> programs = build_programs(s, arch);
+  auto cluster_syncs = std::vector<std::shared_ptr<ClusterSync>>();
+  for (uint32_t c = 0; c < s.sms / s.cluster_size; ++c) {
+    auto sync = std::make_shared<ClusterSync>();
+    sync->released.assign(s.cluster_size, std::vector<uint64_t>(s.workload.stages, 0));
+    cluster_syncs.push_back(sync);
+  }
+  std::vector<std::unique_ptr<CtaIssuer>> issuers;
+  uint64_t total_steps = 0;
+  for (uint32_t sm = 0; sm < s.sms; ++sm) {
+    const std::string n = "cta" + std::to_string(sm);
+    issuers.push_back(std::make_unique<CtaIssuer>(n.c_str(), programs[sm], s.workload.stages, static_cast<int>(sm),
+                                                  static_cast<int>(sm % s.cluster_size),
+                                                  cluster_syncs[sm / s.cluster_size], arch.sm_clock_mhz));
+    issuers.back()->cmd_out.bind(gpu.unit(sm).cmd_in);
+    gpu.fabric().completion_out.bind(issuers.back()->completion_in);
+    total_steps += programs[sm].steps.size();
+  }
+  Scoreboard scoreboard(gpu, s.gpu);
+  std::unique_ptr<PerfettoTrace> trace;
+  if (!options.trace_path.empty()) {
+    trace = std::make_unique<PerfettoTrace>(options.trace_path, arch.sm_clock_mhz);
+    if (!trace->ok()) throw std::runtime_error("cannot write " + options.trace_path);
+  }
+  for (uint32_t sm = 0; sm < s.sms; ++sm) {
+    if (options.scoreboard) gpu.unit(sm).add_observer(&scoreboard);
+    if (trace) {
+      gpu.unit(sm).add_observer(trace.get());
+      gpu.unit(sm).set_request_trace(trace.get());
+    }
+  }
+  RunMonitor monitor("monitor", gpu, issuers, options, total_steps);
+  sc_core::sc_start();
+
+  RunSummary r;
+  r.scenario = s.name;
+  r.arch = arch.name;
+  r.sms = s.sms;
+  r.clock_mhz = arch.sm_clock_mhz;
+  std::vector<uint32_t> lat;
+  for (auto& i : issuers) {
+    r.cycles = std::max(r.cycles, i->finish_cycle());
+    lat.insert(lat.end(), i->latencies().begin(), i->latencies().end());
+  }
+  r.stats = collect_hierarchy_stats();
+  auto sum = [&](const std::string& suffix, const std::string& name) {
+    return static_cast<uint64_t>(sum_stat(r.stats, suffix, name));
+  };
+  r.loads = sum("", "loads");
+  r.stores = sum("", "stores");
+  r.reductions = sum("", "reductions");
+  r.prefetches = sum("", "prefetches");
+  r.faults = sum(".agu", "faults");
+  r.bytes_loaded = sum("", "bytes_loaded");
+  r.bytes_stored = sum(".splitter", "write_bytes") + sum(".splitter", "reduce_bytes");
+  r.l2_requests = sum(".splitter", "l2_requests");
+  r.sectors_requested = sum("gpu.l2", "sectors_requested");
+  r.sector_hits = sum("gpu.l2", "sector_hits");
+  r.sector_misses = sum("gpu.l2", "sector_misses");
+  r.bytes_requested = sum(".splitter", "bytes_requested");
+  r.dram_read_bytes = sum("gpu.dram", "read_bytes");
+  r.dram_write_bytes = sum("gpu.dram", "write_bytes");
+  r.dram_fill_bytes = sum("gpu.l2", "dram_fill_bytes");
+  r.descriptor_hits = sum(".descriptor_cache", "hits");
+  r.descriptor_misses = sum(".descriptor_cache", "misses");
+  r.bank_conflicts = sum(".smem", "bank_conflicts");
+  r.smem_wavefronts = sum(".smem", "wavefronts");
+  r.latency_p50 = percentile(lat, 0.50);
+  r.latency_p90 = percentile(lat, 0.90);
+  r.latency_p99 = percentile(lat, 0.99);
+  r.latency_max = lat.empty() ? 0 : *std::max_element(lat.begin(), lat.end());
+  r.scoreboard_checked = scoreboard.checked();
+  r.scoreboard_mismatches = scoreboard.mismatches();
+  r.scoreboard_reports = scoreboard.reports();
+  r.host_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+
+  if (!options.stats_path.empty()) {
+    std::ofstream out(options.stats_path);
+    if (!out) throw std::runtime_error("cannot write " + options.stats_path);
+    std::vector<std::pair<std::string, std::string>> header = {{"scenario", s.name}, {"arch", arch.name}};
+    for (const auto& [k, v] : summary_fields(r)) header.emplace_back("summary." + k, v);
+    write_stats_json(out, r.stats, header);
+  }
+  return r;
+}
+
+std::vector<std::pair<std::string, std::string>> summary_fields(const RunSummary& r) {
+  auto u = [](uint64_t v) { return std::to_string(v); };
+  auto f = [](double v) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.6g", v);
+    return std::string(b);
+  };
+  return {
+      {"scenario", r.scenario},          {"arch", r.arch},
+      {"sms", u(r.sms)},                 {"cycles", u(r.cycles)},
+      {"seconds", f(r.seconds())},       {"loads", u(r.loads)},
+      {"stores", u(r.stores)},           {"reductions", u(r.reductions)},
+      {"faults", u(r.faults)},           {"bytes_loaded", u(r.bytes_loaded)},
+      {"bytes_stored", u(r.bytes_stored)},
+      {"load_bandwidth_gbs", f(r.load_bandwidth_gbs())},
+      {"l2_requests", u(r.l2_requests)}, {"sectors_requested", u(r.sectors_requested)},
+      {"sector_hits", u(r.sector_hits)}, {"l2_hit_rate", f(r.l2_hit_rate())},
+      {"dram_read_bytes", u(r.dram_read_bytes)}, {"dram_write_bytes", u(r.dram_write_bytes)},
+      {"overfetch_bytes", u(r.overfetch_bytes())},
+      {"descriptor_hits", u(r.descriptor_hits)}, {"descriptor_misses", u(r.descriptor_misses)},
+      {"bank_conflicts", u(r.bank_conflicts)},
+      {"latency_p50", u(r.latency_p50)}, {"latency_p90", u(r.latency_p90)},
+      {"latency_p99", u(r.latency_p99)}, {"latency_max", u(r.latency_max)},
+      {"scoreboard_checked", u(r.scoreboard_checked)}, {"scoreboard_mismatches", u(r.scoreboard_mismatches)},
+  };
+}
+
+void print_summary(std::FILE* out, const RunSummary& r) {
+  const double mb = 1e6;
+  std::fprintf(out, "scenario %s on %s, %u SMs\n", r.scenario.c_str(), r.arch.c_str(), r.sms);
+  std::fprintf(out, "  simulated time     %llu cycles = %.3f us at %.0f MHz\n",
+               static_cast<unsigned long long>(r.cycles), r.seconds() * 1e6, r.clock_mhz);
+  std::fprintf(out, "  operations         %llu loads, %llu stores, %llu reductions, %llu prefetches, %llu faults\n",
+               static_cast<unsigned long long>(r.loads), static_cast<unsigned long long>(r.stores),
+               static_cast<unsigned long long>(r.reductions), static_cast<unsigned long long>(r.prefetches),
+               static_cast<unsigned long long>(r.faults));
+  std::fprintf(out, "  tile traffic       %.3f MB into shared memory, %.3f MB stored; load bandwidth %.1f GB/s\n",
+               r.bytes_loaded / mb, r.bytes_stored / mb, r.load_bandwidth_gbs());
+  std::fprintf(out, "  L2                 %llu requests, %llu sectors, hit rate %.1f%%\n",
+               static_cast<unsigned long long>(r.l2_requests), static_cast<unsigned long long>(r.sectors_requested),
+               100 * r.l2_hit_rate());
+  std::fprintf(out, "  DRAM               %.3f MB read, %.3f MB written; over-fetch from promotion %.3f MB\n",
+               r.dram_read_bytes / mb, r.dram_write_bytes / mb, r.overfetch_bytes() / mb);
+  std::fprintf(out, "  descriptor cache   %llu hits, %llu misses\n", static_cast<unsigned long long>(r.descriptor_hits),
+               static_cast<unsigned long long>(r.descriptor_misses));
+  std::fprintf(out, "  shared memory      %llu write/read wavefronts, %llu bank conflicts\n",
+               static_cast<unsigned long long>(r.smem_wavefronts), static_cast<unsigned long long>(r.bank_conflicts));
+  std::fprintf(out, "  latency (cycles)   p50 %u, p90 %u, p99 %u, max %u (issue to completion)\n", r.latency_p50,
+               r.latency_p90, r.latency_p99, r.latency_max);
+  std::fprintf(out, "  scoreboard         %llu operations checked against the reference engine, %llu mismatches\n",
+               static_cast<unsigned long long>(r.scoreboard_checked),
+               static_cast<unsigned long long>(r.scoreboard_mismatches));
+  for (const std::string& line : r.scoreboard_reports) std::fprintf(out, "    %s\n", line.c_str());
+  std::fprintf(out, "  host               %.2f s, %.1f MB/s and %.0f cycles/s simulated\n", r.host_seconds,
+               r.host_seconds > 0 ? r.bytes_loaded / mb / r.host_seconds : 0,
+               r.host_seconds > 0 ? r.cycles / r.host_seconds : 0);
+}
+
+}  // namespace tma

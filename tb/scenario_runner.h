@@ -1,0 +1,63 @@
+// Runs a scenario on the TLM model: elaborates the GPU, stages descriptors in memory, starts
+// one CtaIssuer per SM, checks every operation on the scoreboard, and reports. SystemC allows
+// one elaboration per process: call run_scenario once.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "arch_config.h"
+#include "scenario.h"
+#include "stats.h"
+
+namespace tma {
+
+struct RunOptions {
+  std::string stats_path;   // hierarchical statistics JSON
+  std::string vcd_path;     // occupancies and busy signals
+  std::string trace_path;   // Chrome/Perfetto trace of operations and requests
+  uint32_t vcd_sample_cycles = 64;
+  bool progress = true;     // a progress line on stderr for runs longer than a few seconds
+  bool scoreboard = true;
+};
+
+struct RunSummary {
+  std::string scenario, arch;
+  uint32_t sms = 0;
+  double clock_mhz = 0;
+  uint64_t cycles = 0;               // simulated cycles until the last CTA finished
+  uint64_t loads = 0, stores = 0, reductions = 0, prefetches = 0, faults = 0;
+  uint64_t bytes_loaded = 0;         // complete_tx bytes: tile traffic into shared memory
+  uint64_t bytes_stored = 0;         // bytes written or reduced by stores and reductions
+  uint64_t l2_requests = 0, sectors_requested = 0, sector_hits = 0, sector_misses = 0;
+  uint64_t bytes_requested = 0;      // by the splitters
+  uint64_t dram_read_bytes = 0, dram_write_bytes = 0, dram_fill_bytes = 0;
+  uint64_t descriptor_hits = 0, descriptor_misses = 0;
+  uint64_t bank_conflicts = 0, smem_wavefronts = 0;
+  uint32_t latency_p50 = 0, latency_p90 = 0, latency_p99 = 0, latency_max = 0;
+  uint64_t scoreboard_checked = 0, scoreboard_mismatches = 0;
+  std::vector<std::string> scoreboard_reports;
+  double host_seconds = 0;
+  std::map<std::string, StatsRecord> stats;
+
+  double seconds() const { return cycles / (clock_mhz * 1e6); }
+  double load_bandwidth_gbs() const { return cycles ? bytes_loaded / seconds() / 1e9 : 0; }
+  double l2_hit_rate() const { return sectors_requested ? double(sector_hits) / sectors_requested : 0; }
+  // DRAM bytes filled beyond the sectors that missed: what promotion brought in unasked.
+  uint64_t overfetch_bytes(uint32_t sector_bytes = 32) const {
+    const uint64_t asked = sector_misses * sector_bytes;
+    return dram_fill_bytes > asked ? dram_fill_bytes - asked : 0;
+  }
+};
+
+RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOptions& options);
+
+void print_summary(std::FILE* out, const RunSummary& r);
+
+// Flat "name,value" pairs of the summary, in a fixed order (sweep CSV columns).
+std::vector<std::pair<std::string, std::string>> summary_fields(const RunSummary& r);
+
+}  // namespace tma

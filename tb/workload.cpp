@@ -1,0 +1,250 @@
+#include "workload.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace tma {
+
+namespace {
+
+uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+uint64_t align_up(uint64_t a, uint64_t b) { return div_up(a, b) * b; }
+
+IssueOp make_op(const ScenarioDescriptor& d, OpKind kind, std::vector<int64_t> coords, uint32_t smem,
+                ReduceOp reduce = ReduceOp::add) {
+  IssueOp o;
+  o.cmd.kind = UnitCommandKind::tensor_op;
+  o.cmd.descriptor_address = d.address;
+  o.cmd.op.kind = kind;
+  o.cmd.op.reduce = reduce;
+  for (size_t i = 0; i < coords.size() && i < 5; ++i) o.cmd.op.coords[i] = static_cast<int32_t>(coords[i]);
+  o.cmd.op.smem_addr = smem;
+  return o;
+}
+
+const ScenarioDescriptor& desc(const Scenario& s, const std::string& name) { return s.descriptors.at(name); }
+
+// Tiles of a problem, in the requested order, dealt round robin to `groups` (SMs or clusters).
+std::vector<std::vector<std::pair<uint64_t, uint64_t>>> deal_tiles(uint64_t rows, uint64_t cols, bool column_major,
+                                                                    uint32_t groups, uint64_t max_per_group) {
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> out(groups);
+  const uint64_t total = rows * cols;
+  for (uint64_t t = 0; t < total; ++t) {
+    const uint64_t r = column_major ? t % rows : t / cols;
+    const uint64_t c = column_major ? t / rows : t % cols;
+    auto& g = out[t % groups];
+    if (max_per_group && g.size() >= max_per_group) continue;
+    g.emplace_back(r, c);
+  }
+  return out;
+}
+
+void check_fits(uint64_t bytes, const ArchConfig& arch, const char* what) {
+  if (bytes > arch.smem.capacity_bytes)
+    throw std::runtime_error(std::string(what) + " need " + std::to_string(bytes) +
+                             " bytes of shared memory; the SM has " + std::to_string(arch.smem.capacity_bytes));
+}
+
+// ---- GEMM: C[M,N] = A[M,K] B[K,N]; A's descriptor has box [tk, tm] over dims [K, M], B's [tk, tn] over [K, N].
+void build_gemm(const Scenario& s, const ArchConfig& arch, std::vector<SmProgram>& progs) {
+  const Workload& w = s.workload;
+  const ScenarioDescriptor& a = desc(s, w.a);
+  const ScenarioDescriptor& b = desc(s, w.b);
+  const uint64_t tk = a.map.box[0], tm = a.map.box[1], tn = b.map.box[1];
+  if (b.map.box[0] != tk) throw std::runtime_error("gemm: A and B boxes must agree on the K tile");
+  const uint64_t a_bytes = align_up(box_smem_bytes(a.map), 1024), b_bytes = align_up(box_smem_bytes(b.map), 1024);
+  const uint64_t stage = a_bytes + b_bytes;
+  uint64_t c_bytes = 0;
+  if (!w.c.empty()) c_bytes = align_up(box_smem_bytes(desc(s, w.c).map), 1024);
+  check_fits(stage * w.stages + c_bytes, arch, "gemm stages");
+  const uint64_t mt = div_up(w.m, tm), nt = div_up(w.n, tn), kt = div_up(w.k, tk);
+  const uint32_t cs = w.multicast_a ? s.cluster_size : 1;
+  // With multicast the CTAs of a cluster share an A row block: a cluster takes cs adjacent N tiles.
+  const uint64_t ngroups = div_up(nt, cs);
+  auto dealt = deal_tiles(mt, ngroups, w.column_major, s.sms / cs, w.max_tiles_per_sm);
+  for (uint32_t sm = 0; sm < s.sms; ++sm) {
+    const uint32_t group = sm / cs, cta = sm % cs;
+    SmProgram& p = progs[sm];
+    for (auto [mi, ng] : dealt[group]) {
+      const uint64_t nj = ng * cs + cta;
+      for (uint64_t kk = 0; kk < kt; ++kk) {
+        Step st;
+        const uint32_t base = static_cast<uint32_t>((p.steps.size() % w.stages) * stage);
+        if (!w.multicast_a || cta == 0) {
+          IssueOp op = make_op(a, OpKind::load, {static_cast<int64_t>(kk * tk), static_cast<int64_t>(mi * tm)}, base);
+          if (w.multicast_a) op.cmd.cta_mask = static_cast<uint16_t>((1u << cs) - 1);
+          st.loads.push_back(op);
+        }
+        st.loads.push_back(make_op(b, OpKind::load, {static_cast<int64_t>(kk * tk), static_cast<int64_t>(nj * tn)},
+                                   base + static_cast<uint32_t>(a_bytes)));
+        st.expected_completions = 2;  // A (own or multicast) and B
+        st.compute_cycles = w.compute_cycles;
+        if (kk + 1 == kt && !w.c.empty()) {
+          const ScenarioDescriptor& c = desc(s, w.c);
+          st.after.push_back(make_op(c, OpKind::store,
+                                     {static_cast<int64_t>(nj * c.map.box[0]), static_cast<int64_t>(mi * c.map.box[1])},
+                                     static_cast<uint32_t>(stage * w.stages)));
+        }
+        p.steps.push_back(st);
+      }
+    }
+  }
+}
+
+// ---- Convolution as implicit GEMM: each step loads one im2col column of activation pixels
+// (one filter tap, one channel block) and the matching filter tile.
+void build_conv(const Scenario& s, const ArchConfig& arch, std::vector<SmProgram>& progs) {
+  const Workload& w = s.workload;
+  const ScenarioDescriptor& x = desc(s, w.activation);
+  const ScenarioDescriptor& f = desc(s, w.filter);
+  const TensorMap& m = x.map;
+  const int nsp = m.rank - 2;
+  const uint64_t cpp = m.channels_per_pixel, ppc = m.pixels_per_column;
+  // Output positions per spatial dimension: the bounding box [lower, dim-1+upper].
+  std::vector<uint64_t> out(nsp);
+  uint64_t per_image = 1;
+  for (int d = 0; d < nsp; ++d) {
+    const int64_t extent = static_cast<int64_t>(m.dims[d + 1]) + m.upper_corner[d] - m.lower_corner[d];
+    if (extent <= 0) throw std::runtime_error("conv: the activation's bounding box is empty");
+    out[d] = static_cast<uint64_t>(extent);
+    per_image *= out[d];
+  }
+  const uint64_t pixels = per_image * m.dims[m.rank - 1];
+  const uint64_t pixel_blocks = div_up(pixels, ppc);
+  const uint64_t channel_blocks = div_up(m.dims[0], cpp);
+  uint64_t taps = 1;
+  for (uint32_t r : w.filter_size) taps *= r;
+  const uint64_t x_bytes = align_up(box_smem_bytes(m), 1024), f_bytes = align_up(box_smem_bytes(f.map), 1024);
+  const uint64_t stage = x_bytes + f_bytes;
+  check_fits(stage * w.stages, arch, "conv stages");
+  auto dealt = deal_tiles(pixel_blocks, w.output_channel_tiles, w.column_major, s.sms, w.max_tiles_per_sm);
+  for (uint32_t sm = 0; sm < s.sms; ++sm) {
+    SmProgram& p = progs[sm];
+    for (auto [pb, ko] : dealt[sm]) {
+      // The block's first output pixel, as im2col coordinates (W, H, D from the lower corner, then N).
+      uint64_t lin = pb * ppc;
+      std::vector<int64_t> start(m.rank, 0);
+      for (int d = 0; d < nsp; ++d) {
+        start[d + 1] = static_cast<int64_t>(lin % out[d]) + m.lower_corner[d];
+        lin /= out[d];
+      }
+      start[m.rank - 1] = static_cast<int64_t>(lin);
+      for (uint64_t tap = 0; tap < taps; ++tap) {
+        for (uint64_t cb = 0; cb < channel_blocks; ++cb) {
+          Step st;
+          const uint32_t base = static_cast<uint32_t>((p.steps.size() % w.stages) * stage);
+          std::vector<int64_t> coords = start;
+          coords[0] = static_cast<int64_t>(cb * cpp);
+          IssueOp xo = make_op(x, OpKind::load, coords, base);
+          uint64_t t = tap;
+          for (int d = 0; d < nsp; ++d) {
+            xo.cmd.op.im2col_offsets[d] = static_cast<uint16_t>(t % w.filter_size[d]);
+            t /= w.filter_size[d];
+          }
+          st.loads.push_back(xo);
+          // Filter tensor [C, K, taps]: box [cpp, Ktile, 1].
+          std::vector<int64_t> fc(f.map.rank, 0);
+          fc[0] = static_cast<int64_t>(cb * cpp);
+          if (f.map.rank > 1) fc[1] = static_cast<int64_t>(ko * f.map.box[1]);
+          if (f.map.rank > 2) fc[2] = static_cast<int64_t>(tap);
+          st.loads.push_back(make_op(f, OpKind::load, fc, base + static_cast<uint32_t>(x_bytes)));
+          st.expected_completions = 2;
+          st.compute_cycles = w.compute_cycles;
+          p.steps.push_back(st);
+        }
+      }
+    }
+  }
+}
+
+// ---- Stream: every tile of a tensor (dimensions 0 and 1 tiled by the box), loaded, optionally
+// written or reduced back through a second descriptor.
+void build_stream(const Scenario& s, const ArchConfig& arch, std::vector<SmProgram>& progs) {
+  const Workload& w = s.workload;
+  const ScenarioDescriptor& ld = desc(s, w.load);
+  const TensorMap& m = ld.map;
+  const uint64_t stage = align_up(box_smem_bytes(m), 1024);
+  check_fits(stage * w.stages, arch, "stream stages");
+  const uint64_t span0 = static_cast<uint64_t>(m.box[0]) * (m.interleave == Interleave::none ? 1 : m.element_strides[0]);
+  const uint64_t tx = div_up(m.dims[0], span0);
+  const uint64_t ty = m.rank > 1 ? div_up(m.dims[1], static_cast<uint64_t>(m.box[1])) : 1;
+  auto dealt = deal_tiles(ty, tx, w.column_major, s.sms, w.max_tiles_per_sm);
+  ReduceOp red = ReduceOp::add;
+  OpKind back = OpKind::store;
+  if (!w.reduce_op.empty()) parse_op_name("reduce_" + w.reduce_op, back, red);
+  for (uint32_t sm = 0; sm < s.sms; ++sm) {
+    SmProgram& p = progs[sm];
+    for (auto [y, x] : dealt[sm]) {
+      Step st;
+      const uint32_t base = static_cast<uint32_t>((p.steps.size() % w.stages) * stage);
+      std::vector<int64_t> coords(m.rank, 0);
+      coords[0] = static_cast<int64_t>(x * span0);
+      if (m.rank > 1) coords[1] = static_cast<int64_t>(y * m.box[1]);
+      st.loads.push_back(make_op(ld, OpKind::load, coords, base));
+      st.expected_completions = 1;
+      st.compute_cycles = w.compute_cycles;
+      if (!w.store.empty()) st.after.push_back(make_op(desc(s, w.store), back, coords, base, red));
+      p.steps.push_back(st);
+    }
+  }
+}
+
+// ---- Ops: the listed operations one after another on every SM (each waits for the last).
+void build_ops(const Scenario& s, std::vector<SmProgram>& progs) {
+  for (uint32_t sm = 0; sm < s.sms; ++sm) {
+    for (const ScenarioOp& o : s.workload.ops) {
+      Step st;
+      IssueOp op;
+      op.cmd.descriptor_address = desc(s, o.descriptor).address;
+      op.cmd.op = o.op;
+      if (o.op.kind == OpKind::load) {
+        st.loads.push_back(op);
+        st.expected_completions = 1;
+      } else {
+        st.after.push_back(op);  // stores, reductions and prefetches complete as bulk operations
+      }
+      st.compute_cycles = s.workload.compute_cycles;
+      progs[sm].steps.push_back(st);
+    }
+  }
+}
+
+}  // namespace
+
+uint64_t box_smem_bytes(const TensorMap& m) {
+  const uint32_t span = swizzle_span(m.swizzle);
+  auto padded = [&](uint64_t inner) {
+    return (m.interleave == Interleave::none && span && inner < span) ? span : inner;
+  };
+  if (m.mode == TensorMode::im2col) return m.pixels_per_column * padded(uint64_t{m.channels_per_pixel} * element_bytes(m.dtype));
+  const bool il = m.interleave != Interleave::none;
+  const uint64_t unit = il ? (m.interleave == Interleave::b16 ? 16 : 32) : element_bytes(m.dtype);
+  const uint64_t n0 = il ? div_up(m.box[0], m.element_strides[0]) : m.box[0];
+  uint64_t rows = 1;
+  for (int i = 1; i < m.rank; ++i)
+    if (!(il && i == m.rank - 2)) rows *= div_up(m.box[i], m.element_strides[i]);
+  return rows * padded(n0 * unit);
+}
+
+std::vector<SmProgram> build_programs(const Scenario& s, const ArchConfig& arch) {
+  std::vector<SmProgram> progs(s.sms);
+  switch (s.workload.kind) {
+    case WorkloadKind::gemm: build_gemm(s, arch, progs); break;
+    case WorkloadKind::conv: build_conv(s, arch, progs); break;
+    case WorkloadKind::stream: build_stream(s, arch, progs); break;
+    case WorkloadKind::ops: build_ops(s, progs); break;
+  }
+  if (s.workload.prefetch_descriptors) {
+    for (SmProgram& p : progs) {
+      for (const auto& [name, d] : s.descriptors) {
+        IssueOp op;
+        op.cmd.kind = UnitCommandKind::prefetch_descriptor;
+        op.cmd.descriptor_address = d.address;
+        p.prologue.push_back(op);
+      }
+    }
+  }
+  return progs;
+}
+
+}  // namespace tma
