@@ -13,8 +13,18 @@ void BandwidthServer::configure(double bytes_per_cycle, uint32_t window_cycles) 
   bytes_per_cycle_ = bytes_per_cycle > 0 ? bytes_per_cycle : 1;
   window_ = window_cycles ? window_cycles : 1;
   window_capacity_ = bytes_per_cycle_ * window_;
-  used_.clear();
+  ring_.assign(64, 0.0);
   first_window_ = 0;
+}
+
+double& BandwidthServer::slot(uint64_t w) {
+  if (w - first_window_ >= ring_.size()) {
+    // Grow, keeping each live window at its index modulo the new size.
+    std::vector<double> bigger(std::max<size_t>(ring_.size() * 2, w - first_window_ + 1), 0.0);
+    for (uint64_t x = first_window_; x < first_window_ + ring_.size(); ++x) bigger[x % bigger.size()] = ring_[x % ring_.size()];
+    ring_.swap(bigger);
+  }
+  return ring_[w % ring_.size()];
 }
 
 uint64_t BandwidthServer::serve(uint64_t cycle, uint64_t bytes) {
@@ -25,19 +35,18 @@ uint64_t BandwidthServer::serve(uint64_t cycle, uint64_t bytes) {
   // The part of the first window before the arrival cannot be used by this request.
   double offset_in_window = cycle >= w * window_ ? static_cast<double>(cycle - w * window_) : 0.0;
   while (true) {
-    const size_t i = static_cast<size_t>(w - first_window_);
-    if (i >= used_.size()) used_.resize(i + 1, 0.0);
+    double& used = slot(w);
     const double floor_used = offset_in_window * bytes_per_cycle_;
-    const double start = std::max(used_[i], floor_used);
+    const double start = std::max(used, floor_used);
     const double room = window_capacity_ - start;
     if (room >= left) {
-      used_[i] = start + left;
-      const double end_in_window = used_[i] / bytes_per_cycle_;
+      used = start + left;
+      const double end_in_window = used / bytes_per_cycle_;
       return w * window_ + static_cast<uint64_t>(std::ceil(end_in_window - 1e-9));
     }
     if (room > 0) {
       left -= room;
-      used_[i] = window_capacity_;
+      used = window_capacity_;
     }
     ++w;
     offset_in_window = 0;
@@ -46,11 +55,11 @@ uint64_t BandwidthServer::serve(uint64_t cycle, uint64_t bytes) {
 
 void BandwidthServer::retire_before(uint64_t cycle) {
   const uint64_t w = cycle / window_;
-  while (first_window_ < w && !used_.empty()) {
-    used_.pop_front();
-    ++first_window_;
-  }
-  if (used_.empty() && first_window_ < w) first_window_ = w;
+  if (w <= first_window_) return;
+  // Clear the retired windows' slots so they can be reused by future windows.
+  const uint64_t n = std::min<uint64_t>(w - first_window_, ring_.size());
+  for (uint64_t x = 0; x < n; ++x) ring_[(first_window_ + x) % ring_.size()] = 0.0;
+  first_window_ = w;
 }
 
 }  // namespace tma

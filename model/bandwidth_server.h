@@ -7,7 +7,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <vector>
 
 namespace tma {
 
@@ -30,8 +30,11 @@ class BandwidthServer {
   double bytes_per_cycle_ = 1;
   uint32_t window_ = 64;
   double window_capacity_ = 64;
-  uint64_t first_window_ = 0;     // index of used_.front()
-  std::deque<double> used_;       // bytes reserved in each window from first_window_ on
+  // Bytes reserved per window, for windows [first_window_, first_window_ + ring_.size()), kept in a
+  // ring indexed by window number; it grows when a request reaches further ahead.
+  uint64_t first_window_ = 0;
+  std::vector<double> ring_;
+  double& slot(uint64_t w);
   uint64_t bytes_served_ = 0;
 };
 

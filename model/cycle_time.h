@@ -10,20 +10,20 @@ namespace tma {
 
 class CycleClock {
  public:
-  explicit CycleClock(double mhz = 1000) : period_ps_(std::llround(1e6 / mhz)) {}
+  explicit CycleClock(double mhz = 1000)
+      : period_ps_(std::llround(1e6 / mhz)),
+        ticks_per_ps_(sc_core::sc_time(1, sc_core::SC_PS).value()),
+        ticks_per_cycle_(static_cast<uint64_t>(period_ps_) * ticks_per_ps_) {}
   uint64_t period_ps() const { return static_cast<uint64_t>(period_ps_); }
-  sc_core::sc_time to_time(uint64_t cycles) const {
-    return sc_core::sc_time(static_cast<double>(cycles) * static_cast<double>(period_ps_), sc_core::SC_PS);
-  }
+  sc_core::sc_time to_time(uint64_t cycles) const { return sc_core::sc_time::from_value(cycles * ticks_per_cycle_); }
   // Cycles of a SystemC time, rounded up to the next clock edge.
-  uint64_t to_cycles(const sc_core::sc_time& t) const {
-    const uint64_t ps = t.value() / sc_core::sc_time(1, sc_core::SC_PS).value();
-    return (ps + static_cast<uint64_t>(period_ps_) - 1) / static_cast<uint64_t>(period_ps_);
-  }
+  uint64_t to_cycles(const sc_core::sc_time& t) const { return (t.value() + ticks_per_cycle_ - 1) / ticks_per_cycle_; }
   uint64_t now_cycles() const { return to_cycles(sc_core::sc_time_stamp()); }
 
  private:
   long long period_ps_;
+  uint64_t ticks_per_ps_;     // SystemC time units in a picosecond (the resolution)
+  uint64_t ticks_per_cycle_;
 };
 
 }  // namespace tma

@@ -334,12 +334,8 @@ Message interleave_b6x16_needs_none(const TensorMap& m) {
   if (m.dtype != DataType::b6x16_p32 || m.interleave == Interleave::none) return {};
   return "interleave = " + to_string(m.interleave) + " but b6x16_p32 requires interleave none";
 }
-// The driver documentation says interleave 32B requires swizzle 32B; the H200's driver accepts
-// 64B and 128B too (t0547, t0559) and refuses only no swizzle (t0503, t0545).
-Message interleave32_needs_swizzle(const TensorMap& m) {
-  if (m.interleave != Interleave::b32 || m.swizzle != SwizzleMode::none) return {};
-  return "swizzle = none but interleave 32B requires a swizzle pattern";
-}
+// Not a rule: the driver documentation says interleave 32B requires swizzle 32B, but the H200's
+// driver accepts every pattern, none included (golden t0547, t0559; docs/driver-descriptor.md).
 
 // ---- swizzle ----
 // 96B swizzle (PTX 5.5.7, Blackwell) has no CUtensorMapSwizzle value, so no driver call can ask
@@ -435,7 +431,6 @@ constexpr Rule kRules[] = {
     {"elementStrides.range", element_strides_range},
     {"interleave.im2col_w_needs_none", interleave_wide_needs_none},
     {"interleave.b6x16_p32_needs_none", interleave_b6x16_needs_none},
-    {"interleave32B.needs_swizzle", interleave32_needs_swizzle},
     {"swizzle.atom_needs_128B", swizzle_atom_needs_128},
     {"swizzle.im2col_w_modes", swizzle_wide_modes},
     {"swizzle.b4x16_p64_modes", swizzle_b4x16_p64_modes},

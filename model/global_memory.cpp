@@ -22,10 +22,20 @@ void GlobalMemory::fill_range(uint64_t address, uint8_t* dst, uint64_t bytes) co
     std::memset(dst, 0, bytes);
     return;
   }
-  for (uint64_t i = 0; i < bytes;) {
+  // Whole words at a time; the partial words at either end byte by byte.
+  auto word = [](uint64_t w) { return static_cast<uint32_t>(w * 2654435761u + 0x12345u); };
+  uint64_t i = 0;
+  while (i < bytes && (address + i) % 4) {
     const uint64_t a = address + i;
-    const uint32_t v = static_cast<uint32_t>((a / 4) * 2654435761u + 0x12345u);
-    for (uint64_t b = a % 4; b < 4 && i < bytes; ++b, ++i) dst[i] = static_cast<uint8_t>(v >> (8 * b));
+    dst[i++] = static_cast<uint8_t>(word(a / 4) >> (8 * (a % 4)));
+  }
+  for (; i + 4 <= bytes; i += 4) {
+    const uint32_t v = word((address + i) / 4);
+    std::memcpy(dst + i, &v, 4);
+  }
+  for (; i < bytes; ++i) {
+    const uint64_t a = address + i;
+    dst[i] = static_cast<uint8_t>(word(a / 4) >> (8 * (a % 4)));
   }
 }
 

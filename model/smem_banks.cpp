@@ -20,9 +20,12 @@ uint64_t SmemBanks::wavefronts(const std::vector<SmemChunk>& chunks, uint32_t wi
   uint32_t used_bytes = width;  // forces a new wavefront for the first chunk
   uint64_t banks_used = 0;      // bit per bank in the current wavefront
   for (const SmemChunk& c : chunks) {
-    uint64_t need = 0;
-    for (uint32_t b = c.address / cfg_.bank_bytes; b <= (c.address + c.bytes - 1) / cfg_.bank_bytes; ++b)
-      need |= uint64_t{1} << (b % cfg_.banks);
+    // Banks the chunk touches: a run of consecutive banks, wrapping at the bank count.
+    const uint32_t first = c.address / cfg_.bank_bytes, n = (c.address + c.bytes - 1) / cfg_.bank_bytes - first + 1;
+    const uint64_t run = n >= 64 ? ~uint64_t{0} : ((uint64_t{1} << n) - 1);
+    const uint32_t shift = first % cfg_.banks;
+    uint64_t need = (run << shift) | (shift ? run >> (cfg_.banks - shift) : 0);
+    need &= cfg_.banks >= 64 ? ~uint64_t{0} : ((uint64_t{1} << cfg_.banks) - 1);
     const bool conflict = (need & banks_used) != 0;
     if (used_bytes + c.bytes > width || conflict) {
       if (conflict && used_bytes + c.bytes <= width) ++bank_conflicts_;

@@ -23,13 +23,22 @@ constexpr uint8_t kPattern128Atom32[4][8] = {
 // 128B with 64-byte atoms: the two halves of the line swap on odd lines.
 constexpr uint8_t kPattern128Atom64[2][8] = {{0, 1, 2, 3, 4, 5, 6, 7}, {4, 5, 6, 7, 0, 1, 2, 3}};
 
+// Physical slot of each logical cell: the inverse of a table's rows, built once.
 template <size_t Rows>
-uint32_t slot_of(const uint8_t (&table)[Rows][8], uint32_t line, uint32_t cell) {
-  const uint8_t* row = table[line % Rows];
-  for (uint32_t p = 0; p < 8; ++p)
-    if (row[p] == cell) return p;
-  return cell;
-}
+struct SlotTable {
+  uint8_t slot[Rows][8];
+  explicit SlotTable(const uint8_t (&table)[Rows][8]) {
+    for (size_t r = 0; r < Rows; ++r)
+      for (uint8_t p = 0; p < 8; ++p) slot[r][table[r][p]] = p;
+  }
+  uint32_t operator()(uint32_t line, uint32_t cell) const { return slot[line % Rows][cell]; }
+};
+
+const SlotTable<2> kSlot32(kPattern32);
+const SlotTable<4> kSlot64(kPattern64);
+const SlotTable<8> kSlot128(kPattern128);
+const SlotTable<4> kSlot128Atom32(kPattern128Atom32);
+const SlotTable<2> kSlot128Atom64(kPattern128Atom64);
 
 }  // namespace
 
@@ -39,17 +48,17 @@ uint32_t crossbar_swizzle(SwizzleMode mode, SwizzleAtom atom, uint32_t logical) 
   switch (mode) {
     case SwizzleMode::none: return logical;
     case SwizzleMode::b32:
-    case SwizzleMode::b96: slot = slot_of(kPattern32, line, cell); break;
-    case SwizzleMode::b64: slot = slot_of(kPattern64, line, cell); break;
+    case SwizzleMode::b96: slot = kSlot32(line, cell); break;
+    case SwizzleMode::b64: slot = kSlot64(line, cell); break;
     case SwizzleMode::b128:
       switch (atom) {
-        case SwizzleAtom::b16: slot = slot_of(kPattern128, line, cell); break;
-        case SwizzleAtom::b32: slot = slot_of(kPattern128Atom32, line, cell); break;
+        case SwizzleAtom::b16: slot = kSlot128(line, cell); break;
+        case SwizzleAtom::b32: slot = kSlot128Atom32(line, cell); break;
         case SwizzleAtom::b32_flip_8b:
-          slot = slot_of(kPattern128Atom32, line, cell);
+          slot = kSlot128Atom32(line, cell);
           if (line % 2) in_cell ^= 8;  // the 8-byte halves swap on every other line
           break;
-        case SwizzleAtom::b64: slot = slot_of(kPattern128Atom64, line, cell); break;
+        case SwizzleAtom::b64: slot = kSlot128Atom64(line, cell); break;
       }
       break;
   }
