@@ -29,6 +29,7 @@ struct SmemConfig {
   uint32_t bank_bytes = 4;
   uint32_t write_bytes_per_cycle = 128;   // TMA write port into shared memory
   uint32_t read_bytes_per_cycle = 128;    // TMA read port (stores, reductions)
+  uint32_t lsu_bytes_per_cycle = 128;     // the CTA's own reads (ldmatrix-style fragment loads)
   uint32_t crossbar_latency = 4;          // swizzle crossbar, data in to bank write
 };
 

@@ -9,10 +9,12 @@ SmemBanks::SmemBanks(sc_core::sc_module_name name, const ArchConfig& arch)
     : sc_module(name), write_in("write_in"), dsmem_in("dsmem_in"), read_in("read_in"), clock_(arch.sm_clock_mhz),
       cfg_(arch.smem), bytes_(arch.smem.capacity_bytes, 0xCD),
       write_port_(arch.smem.write_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
-      read_port_(arch.smem.read_bytes_per_cycle, arch.sim.bandwidth_window_cycles) {
+      read_port_(arch.smem.read_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
+      lsu_port_(arch.smem.lsu_bytes_per_cycle, arch.sim.bandwidth_window_cycles) {
   write_in.register_b_transport(this, &SmemBanks::write);
   dsmem_in.register_b_transport(this, &SmemBanks::write);
   read_in.register_b_transport(this, &SmemBanks::read);
+  lsu_in.register_b_transport(this, &SmemBanks::lsu_read);
 }
 
 uint64_t SmemBanks::wavefronts(const std::vector<SmemChunk>& chunks, uint32_t width) {
@@ -67,6 +69,22 @@ void SmemBanks::write(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
 }
 
 void SmemBanks::read(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+  read_through(read_port_, cfg_.read_bytes_per_cycle, gp, delay);
+}
+
+// The warps' reads: counted apart, so that the bank conflicts of a layout show on their own.
+void SmemBanks::lsu_read(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+  const uint64_t fronts_before = wavefronts_, conflicts_before = bank_conflicts_;
+  read_through(lsu_port_, cfg_.lsu_bytes_per_cycle, gp, delay);
+  lsu_wavefronts_ += wavefronts_ - fronts_before;
+  lsu_conflicts_ += bank_conflicts_ - conflicts_before;
+  wavefronts_ = fronts_before;
+  bank_conflicts_ = conflicts_before;
+  lsu_bytes_ += gp.get_data_length();
+}
+
+void SmemBanks::read_through(BandwidthServer& port, uint32_t width, tlm::tlm_generic_payload& gp,
+                             sc_core::sc_time& delay) {
   const SmemAccess* acc = gp.get_extension<SmemAccess>();
   const uint64_t t = clock_.to_cycles(sc_core::sc_time_stamp() + delay);
   if (!acc) {
@@ -77,15 +95,15 @@ void SmemBanks::read(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   for (const SmemChunk& c : acc->chunks) {
     if (c.address + c.bytes > bytes_.size()) {
       ++out_of_range_;
-      std::memset(data + c.data_offset, 0, c.bytes);
+      if (data) std::memset(data + c.data_offset, 0, c.bytes);
       continue;
     }
-    std::memcpy(data + c.data_offset, &bytes_[c.address], c.bytes);
+    if (data) std::memcpy(data + c.data_offset, &bytes_[c.address], c.bytes);
     bytes_read_ += c.bytes;
   }
-  const uint64_t fronts = wavefronts(acc->chunks, cfg_.read_bytes_per_cycle);
-  const uint64_t done = read_port_.serve(t, fronts * cfg_.read_bytes_per_cycle) + cfg_.crossbar_latency;
-  read_port_.retire_before(clock_.now_cycles() > 1024 ? clock_.now_cycles() - 1024 : 0);
+  const uint64_t fronts = wavefronts(acc->chunks, width);
+  const uint64_t done = port.serve(t, fronts * width) + cfg_.crossbar_latency;
+  port.retire_before(clock_.now_cycles() > 1024 ? clock_.now_cycles() - 1024 : 0);
   delay = clock_.to_time(done) - sc_core::sc_time_stamp();
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
@@ -97,6 +115,9 @@ void SmemBanks::collect_stats(StatsRecord& out) const {
   out.add("wavefronts", wavefronts_);
   out.add("bank_conflicts", bank_conflicts_);
   out.add("out_of_range_chunks", out_of_range_);
+  out.add("lsu_bytes", lsu_bytes_);
+  out.add("lsu_wavefronts", lsu_wavefronts_);
+  out.add("lsu_bank_conflicts", lsu_conflicts_);
 }
 
 }  // namespace tma

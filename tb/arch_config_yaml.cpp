@@ -41,6 +41,7 @@ const std::vector<Field>& fields() {
       F_U32("smem.bank_bytes", 1, 64, smem.bank_bytes),
       F_U32("smem.write_bytes_per_cycle", 1, 4096, smem.write_bytes_per_cycle),
       F_U32("smem.read_bytes_per_cycle", 1, 4096, smem.read_bytes_per_cycle),
+      F_U32("smem.lsu_bytes_per_cycle", 1, 4096, smem.lsu_bytes_per_cycle),
       F_U32("smem.crossbar_latency", 0, 100000, smem.crossbar_latency),
       F_U64("l2.capacity_bytes", 4096, 1ull << 40, l2.capacity_bytes),
       F_U32("l2.line_bytes", 32, 4096, l2.line_bytes),

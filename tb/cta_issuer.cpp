@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "swizzle_crossbar.h"
 #include "tlm_payloads.h"
 
 namespace tma {
@@ -12,7 +13,7 @@ constexpr uint32_t kBulkMbarrier = 0xFFFFFFFFu;  // completions of stores, reduc
 
 CtaIssuer::CtaIssuer(sc_core::sc_module_name name, const SmProgram& program, uint32_t stages, int sm, int cta,
                      std::shared_ptr<ClusterSync> cluster, double clock_mhz)
-    : sc_module(name), cmd_out("cmd_out"), completion_in("completion_in"), program_(program),
+    : sc_module(name), cmd_out("cmd_out"), completion_in("completion_in"), lsu_out("lsu_out"), program_(program),
       stages_(std::max<uint32_t>(1, stages)), sm_(sm), cta_(cta), cluster_(std::move(cluster)), clock_(clock_mhz),
       got_(program.steps.size(), 0), next_op_id_((static_cast<uint64_t>(sm) + 1) << 40) {
   completion_in.register_b_transport(this, &CtaIssuer::completed);
@@ -52,6 +53,33 @@ void CtaIssuer::completed(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
   completion_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
+uint64_t CtaIssuer::read_tiles(const Step& st) {
+  uint64_t done = clock_.now_cycles();
+  SmemAccess acc;
+  acc.cta = cta_;
+  for (const TileRead& t : st.reads) {
+    // 16-byte pieces down 8 rows at a time (one ldmatrix 8x8 b16 matrix), then across.
+    acc.chunks.clear();
+    uint32_t offset = 0;
+    for (uint32_t r0 = 0; r0 < t.rows; r0 += 8)
+      for (uint32_t c = 0; c + 16 <= t.row_bytes; c += 16)
+        for (uint32_t r = r0; r < std::min(r0 + 8, t.rows); ++r) {
+          acc.chunks.push_back(SmemChunk{crossbar_swizzle(t.swizzle, t.atom, t.smem_addr + r * t.pitch + c), 16, offset});
+          offset += 16;
+        }
+    read_buffer_.resize(offset);
+    tlm::tlm_generic_payload gp;
+    gp.set_command(tlm::TLM_READ_COMMAND);
+    gp.set_data_ptr(read_buffer_.data());
+    gp.set_data_length(offset);
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    ScopedExtension<SmemAccess> ext(gp, &acc);
+    lsu_out->b_transport(gp, d);
+    done = std::max(done, clock_.to_cycles(sc_core::sc_time_stamp() + d));
+  }
+  return done;
+}
+
 void CtaIssuer::producer() {
   for (const IssueOp& op : program_.prologue) issue(op, kBulkMbarrier);
   for (size_t i = 0; i < program_.steps.size(); ++i) {
@@ -78,7 +106,10 @@ void CtaIssuer::consumer() {
     const uint64_t t0 = clock_.now_cycles();
     while (got_[i] < st.expected_completions) sc_core::wait(completion_event_);
     consumer_wait_cycles_ += clock_.now_cycles() - t0;
-    if (st.compute_cycles) sc_core::wait(clock_.to_time(st.compute_cycles));
+    // The math overlaps the fragment reads: the step takes the longer of the two.
+    const uint64_t now = clock_.now_cycles();
+    const uint64_t busy = std::max<uint64_t>(st.compute_cycles, st.reads.empty() ? 0 : read_tiles(st) - now);
+    if (busy) sc_core::wait(clock_.to_time(busy));
     for (const IssueOp& op : st.after) issue(op, kBulkMbarrier);
     ++cluster_->released[cta_][i % stages_];
     cluster_->changed.notify(sc_core::SC_ZERO_TIME);

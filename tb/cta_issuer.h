@@ -30,6 +30,7 @@ class CtaIssuer : public sc_core::sc_module, public StatsProvider {
  public:
   tlm_utils::simple_initiator_socket<CtaIssuer> cmd_out;
   tlm_utils::simple_target_socket<CtaIssuer> completion_in;
+  tlm_utils::simple_initiator_socket<CtaIssuer> lsu_out;  // the warps' own shared-memory reads
 
   CtaIssuer(sc_core::sc_module_name name, const SmProgram& program, uint32_t stages, int sm, int cta,
             std::shared_ptr<ClusterSync> cluster, double clock_mhz);
@@ -47,6 +48,8 @@ class CtaIssuer : public sc_core::sc_module, public StatsProvider {
   void consumer();
   void issue(IssueOp op, uint32_t mbarrier);
   void completed(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  // Reads the step's tiles as ldmatrix would; returns the cycle the last read is done.
+  uint64_t read_tiles(const Step& st);
 
   const SmProgram& program_;
   uint32_t stages_;
@@ -62,6 +65,7 @@ class CtaIssuer : public sc_core::sc_module, public StatsProvider {
   sc_core::sc_event finished_event_;
   uint64_t finish_cycle_ = 0;
   std::vector<uint32_t> latencies_;
+  std::vector<uint8_t> read_buffer_;
   uint64_t faults_ = 0, ops_issued_ = 0, producer_stall_cycles_ = 0, consumer_wait_cycles_ = 0;
 };
 

@@ -108,9 +108,10 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     throw n["tile_order"].error("expected one of: row_major, column_major; got '" + order + "'");
   w.column_major = order == "column_major";
   w.prefetch_descriptors = n["prefetch_descriptors"].as_bool_or(false);
+  w.consumer_reads = n["consumer_reads"].as_bool_or(false);
   if (kind == "gemm") {
     n.check_keys({"kind", "a", "b", "c", "m", "n", "k", "stages", "compute_cycles", "max_tiles_per_sm", "tile_order",
-                  "prefetch_descriptors", "multicast_a"});
+                  "prefetch_descriptors", "multicast_a", "consumer_reads"});
     w.kind = WorkloadKind::gemm;
     w.a = need_descriptor("a");
     w.b = need_descriptor("b");
@@ -122,7 +123,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     if (w.multicast_a && s.cluster_size < 2) throw n["multicast_a"].error("multicast needs cluster_size of 2 or more");
   } else if (kind == "conv") {
     n.check_keys({"kind", "activation", "filter", "filter_size", "output_channel_tiles", "stages", "compute_cycles",
-                  "max_tiles_per_sm", "tile_order", "prefetch_descriptors"});
+                  "max_tiles_per_sm", "tile_order", "prefetch_descriptors", "consumer_reads"});
     w.kind = WorkloadKind::conv;
     w.activation = need_descriptor("activation");
     w.filter = need_descriptor("filter");
@@ -134,7 +135,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     w.output_channel_tiles = static_cast<uint32_t>(n["output_channel_tiles"].as_uint64_or(1, 1, 1u << 16));
   } else if (kind == "stream") {
     n.check_keys({"kind", "load", "store", "reduce", "stages", "compute_cycles", "max_tiles_per_sm", "tile_order",
-                  "prefetch_descriptors"});
+                  "prefetch_descriptors", "consumer_reads"});
     w.kind = WorkloadKind::stream;
     w.load = need_descriptor("load");
     w.store = optional_descriptor("store");
@@ -147,7 +148,8 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
       if (w.store.empty()) throw n["reduce"].error("a reduction needs 'store' (the descriptor it reduces into)");
     }
   } else if (kind == "ops") {
-    n.check_keys({"kind", "ops", "stages", "compute_cycles", "max_tiles_per_sm", "tile_order", "prefetch_descriptors"});
+    n.check_keys({"kind", "ops", "stages", "compute_cycles", "max_tiles_per_sm", "tile_order", "prefetch_descriptors",
+                  "consumer_reads"});
     w.kind = WorkloadKind::ops;
     YamlField list = n["ops"];
     if (!list.is_list() || list.size() == 0) throw list.error("expected a non-empty list of operations");

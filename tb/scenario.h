@@ -44,6 +44,7 @@ struct Workload {
   uint64_t max_tiles_per_sm = 0;       // 0: every tile of the problem
   bool column_major = false;           // tile order over the output / the tensor
   bool prefetch_descriptors = false;   // prefetch.tensormap at the start
+  bool consumer_reads = false;         // the consumer reads each loaded tile (bank conflicts show)
   // gemm
   std::string a, b, c;                 // descriptors (c optional: output tile store)
   uint64_t m = 0, n = 0, k = 0;

@@ -128,6 +128,7 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
                                                   static_cast<int>(sm % s.cluster_size),
                                                   cluster_syncs[sm / s.cluster_size], arch.sm_clock_mhz));
     issuers.back()->cmd_out.bind(gpu.unit(sm).cmd_in);
+    issuers.back()->lsu_out.bind(gpu.unit(sm).smem().lsu_in);
     gpu.fabric().completion_out.bind(issuers.back()->completion_in);
     total_steps += programs[sm].steps.size();
   }
@@ -180,6 +181,8 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   r.descriptor_misses = sum(".descriptor_cache", "misses");
   r.bank_conflicts = sum(".smem", "bank_conflicts");
   r.smem_wavefronts = sum(".smem", "wavefronts");
+  r.lsu_wavefronts = sum(".smem", "lsu_wavefronts");
+  r.lsu_bank_conflicts = sum(".smem", "lsu_bank_conflicts");
   r.latency_p50 = percentile(lat, 0.50);
   r.latency_p90 = percentile(lat, 0.90);
   r.latency_p99 = percentile(lat, 0.99);
@@ -219,7 +222,7 @@ std::vector<std::pair<std::string, std::string>> summary_fields(const RunSummary
       {"dram_read_bytes", u(r.dram_read_bytes)}, {"dram_write_bytes", u(r.dram_write_bytes)},
       {"overfetch_bytes", u(r.overfetch_bytes())},
       {"descriptor_hits", u(r.descriptor_hits)}, {"descriptor_misses", u(r.descriptor_misses)},
-      {"bank_conflicts", u(r.bank_conflicts)},
+      {"bank_conflicts", u(r.bank_conflicts)},     {"consumer_bank_conflicts", u(r.lsu_bank_conflicts)},
       {"latency_p50", u(r.latency_p50)}, {"latency_p90", u(r.latency_p90)},
       {"latency_p99", u(r.latency_p99)}, {"latency_max", u(r.latency_max)},
       {"scoreboard_checked", u(r.scoreboard_checked)}, {"scoreboard_mismatches", u(r.scoreboard_mismatches)},
@@ -244,8 +247,9 @@ void print_summary(std::FILE* out, const RunSummary& r) {
                r.dram_read_bytes / mb, r.dram_write_bytes / mb, r.overfetch_bytes() / mb);
   std::fprintf(out, "  descriptor cache   %llu hits, %llu misses\n", static_cast<unsigned long long>(r.descriptor_hits),
                static_cast<unsigned long long>(r.descriptor_misses));
-  std::fprintf(out, "  shared memory      %llu write/read wavefronts, %llu bank conflicts\n",
-               static_cast<unsigned long long>(r.smem_wavefronts), static_cast<unsigned long long>(r.bank_conflicts));
+  std::fprintf(out, "  shared memory      TMA: %llu wavefronts, %llu bank conflicts; consumer reads: %llu wavefronts, %llu bank conflicts\n",
+               static_cast<unsigned long long>(r.smem_wavefronts), static_cast<unsigned long long>(r.bank_conflicts),
+               static_cast<unsigned long long>(r.lsu_wavefronts), static_cast<unsigned long long>(r.lsu_bank_conflicts));
   std::fprintf(out, "  latency (cycles)   p50 %u, p90 %u, p99 %u, max %u (issue to completion)\n", r.latency_p50,
                r.latency_p90, r.latency_p99, r.latency_max);
   std::fprintf(out, "  scoreboard         %llu operations checked against the reference engine, %llu mismatches\n",

@@ -36,7 +36,8 @@ struct RunSummary {
   uint64_t bytes_requested = 0;      // by the splitters
   uint64_t dram_read_bytes = 0, dram_write_bytes = 0, dram_fill_bytes = 0;
   uint64_t descriptor_hits = 0, descriptor_misses = 0;
-  uint64_t bank_conflicts = 0, smem_wavefronts = 0;
+  uint64_t bank_conflicts = 0, smem_wavefronts = 0;       // TMA writes and reads
+  uint64_t lsu_wavefronts = 0, lsu_bank_conflicts = 0;     // the consumer's fragment reads
   uint32_t latency_p50 = 0, latency_p90 = 0, latency_p99 = 0, latency_max = 0;
   uint64_t scoreboard_checked = 0, scoreboard_mismatches = 0;
   std::vector<std::string> scoreboard_reports;

@@ -17,10 +17,11 @@ class ReplayIssuer : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<ReplayIssuer> cmd_out;
   tlm_utils::simple_target_socket<ReplayIssuer> completion_in;
+  tlm_utils::simple_initiator_socket<ReplayIssuer> lsu_out;  // unused: replays read shared memory directly
 
   ReplayIssuer(sc_core::sc_module_name name, GpuSystem& gpu, const std::vector<GoldenCase>& cases,
                const std::function<void(const GoldenCase&, const CaseVerdict&)>& report)
-      : sc_module(name), cmd_out("cmd_out"), completion_in("completion_in"), gpu_(gpu), cases_(cases),
+      : sc_module(name), cmd_out("cmd_out"), completion_in("completion_in"), lsu_out("lsu_out"), gpu_(gpu), cases_(cases),
         report_(report) {
     completion_in.register_b_transport(this, &ReplayIssuer::completed);
     SC_HAS_PROCESS(ReplayIssuer);
@@ -110,6 +111,7 @@ void replay_through_tlm(const std::vector<GoldenCase>& cases, const ArchConfig& 
   GpuSystem gpu("gpu", one, 1, 1, cases.empty() ? GpuArch::sm90 : cases.front().arch, MemoryFill::zero);
   ReplayIssuer issuer("replay", gpu, cases, report);
   issuer.cmd_out.bind(gpu.unit(0).cmd_in);
+  issuer.lsu_out.bind(gpu.unit(0).smem().lsu_in);
   gpu.fabric().completion_out.bind(issuer.completion_in);
   sc_core::sc_start();
 }

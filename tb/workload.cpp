@@ -24,6 +24,31 @@ IssueOp make_op(const ScenarioDescriptor& d, OpKind kind, std::vector<int64_t> c
 
 const ScenarioDescriptor& desc(const Scenario& s, const std::string& name) { return s.descriptors.at(name); }
 
+// The consumer's view of a loaded box: rows of inner bytes at the padded pitch.
+TileRead tile_read(const TensorMap& m, uint32_t smem) {
+  TileRead r;
+  r.smem_addr = smem;
+  const uint64_t bytes = box_smem_bytes(m);
+  const uint32_t inner = m.mode == TensorMode::im2col ? m.channels_per_pixel * element_bytes(m.dtype)
+                                                      : m.box[0] * element_bytes(m.dtype);
+  const uint32_t span = swizzle_span(m.swizzle);
+  r.row_bytes = inner;
+  r.pitch = (m.interleave == Interleave::none && span && inner < span) ? span : inner;
+  r.rows = static_cast<uint32_t>(bytes / std::max<uint32_t>(1, r.pitch));
+  r.swizzle = m.swizzle;
+  r.atom = m.swizzle_atom;
+  return r;
+}
+
+// Adds the reads of every load of the step, when the workload asks for them.
+void add_reads(const Scenario& s, Step& st) {
+  if (!s.workload.consumer_reads) return;
+  for (const IssueOp& op : st.loads) {
+    for (const auto& [name, d] : s.descriptors)
+      if (d.address == op.cmd.descriptor_address) st.reads.push_back(tile_read(d.map, op.cmd.op.smem_addr));
+  }
+}
+
 // Tiles of a problem, in the requested order, dealt round robin to `groups` (SMs or clusters).
 std::vector<std::vector<std::pair<uint64_t, uint64_t>>> deal_tiles(uint64_t rows, uint64_t cols, bool column_major,
                                                                     uint32_t groups, uint64_t max_per_group) {
@@ -79,6 +104,7 @@ void build_gemm(const Scenario& s, const ArchConfig& arch, std::vector<SmProgram
                                    base + static_cast<uint32_t>(a_bytes)));
         st.expected_completions = 2;  // A (own or multicast) and B
         st.compute_cycles = w.compute_cycles;
+        add_reads(s, st);
         if (kk + 1 == kt && !w.c.empty()) {
           const ScenarioDescriptor& c = desc(s, w.c);
           st.after.push_back(make_op(c, OpKind::store,
@@ -150,6 +176,7 @@ void build_conv(const Scenario& s, const ArchConfig& arch, std::vector<SmProgram
           st.loads.push_back(make_op(f, OpKind::load, fc, base + static_cast<uint32_t>(x_bytes)));
           st.expected_completions = 2;
           st.compute_cycles = w.compute_cycles;
+          add_reads(s, st);
           p.steps.push_back(st);
         }
       }
@@ -183,6 +210,7 @@ void build_stream(const Scenario& s, const ArchConfig& arch, std::vector<SmProgr
       st.loads.push_back(make_op(ld, OpKind::load, coords, base));
       st.expected_completions = 1;
       st.compute_cycles = w.compute_cycles;
+      add_reads(s, st);
       if (!w.store.empty()) st.after.push_back(make_op(desc(s, w.store), back, coords, base, red));
       p.steps.push_back(st);
     }

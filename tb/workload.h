@@ -16,11 +16,23 @@ struct IssueOp {
   TmaCommand cmd;  // op, descriptor address, cta mask (mbarrier and op_id set by the issuer)
 };
 
+// A tile the consumer reads out of shared memory, as ldmatrix does: 16-byte pieces of 8
+// consecutive rows at a time, at their swizzled addresses.
+struct TileRead {
+  uint32_t smem_addr = 0;
+  uint32_t rows = 0;
+  uint32_t row_bytes = 0;
+  uint32_t pitch = 0;
+  SwizzleMode swizzle = SwizzleMode::none;
+  SwizzleAtom atom = SwizzleAtom::b16;
+};
+
 struct Step {
   std::vector<IssueOp> loads;          // issued by the producer into the step's stage
   uint32_t expected_completions = 0;   // completions the stage waits for (own loads + multicasts received)
   uint32_t compute_cycles = 0;
   std::vector<IssueOp> after;          // issued by the consumer when the step is done (stores)
+  std::vector<TileRead> reads;         // what the consumer reads from the stage (consumer_reads)
 };
 
 struct SmProgram {
