@@ -81,14 +81,18 @@ void L2Cache::dram_write(uint64_t cycle, uint64_t bytes) {
 uint64_t L2Cache::fill(uint64_t begin, uint64_t end, uint64_t cycle) {
   uint64_t fetched = 0;
   const uint64_t sector = cfg_.sector_bytes, line = cfg_.line_bytes;
-  for (uint64_t a = begin / sector * sector; a < end; a += sector) {
-    const uint64_t li = a / line;
+  uint64_t a = begin / sector * sector;
+  while (a < end) {
+    // One line at a time: its sectors in [a, end).
+    const uint64_t li = a / line, line_end = std::min(end, (li + 1) * line);
     Line* l = find(li);
     if (!l) l = allocate(li, cycle);
-    const uint8_t bit = static_cast<uint8_t>(1u << ((a % line) / sector));
-    if (!(l->valid & bit)) {
-      l->valid |= bit;
-      fetched += sector;
+    for (; a < line_end; a += sector) {
+      const uint8_t bit = static_cast<uint8_t>(1u << ((a % line) / sector));
+      if (!(l->valid & bit)) {
+        l->valid |= bit;
+        fetched += sector;
+      }
     }
     l->lru = ++lru_clock_;
   }
@@ -121,19 +125,22 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   if (writes) t_arrive = std::max(t_arrive, from_sm_[port].serve(t0, bytes) + half);
   uint64_t t_ready = slices_.serve(t_arrive, bytes);
 
-  // Sector lookup.
+  // Sector lookup, one line at a time.
   const uint64_t first = address / sector * sector, last = (address + bytes + sector - 1) / sector * sector;
   uint32_t missed = 0;
-  for (uint64_t a = first; a < last; a += sector) {
-    ++sectors_requested_;
-    Line* l = find(a / cfg_.line_bytes);
-    const uint8_t bit = static_cast<uint8_t>(1u << ((a % cfg_.line_bytes) / sector));
-    if (l && (l->valid & bit)) {
-      ++sector_hits_;
-      l->lru = ++lru_clock_;
-    } else {
-      ++sector_misses_;
-      ++missed;
+  for (uint64_t a = first; a < last;) {
+    const uint64_t li = a / cfg_.line_bytes, line_end = std::min(last, (li + 1) * cfg_.line_bytes);
+    Line* l = find(li);
+    if (l) l->lru = ++lru_clock_;
+    for (; a < line_end; a += sector) {
+      ++sectors_requested_;
+      const uint8_t bit = static_cast<uint8_t>(1u << ((a % cfg_.line_bytes) / sector));
+      if (l && (l->valid & bit)) {
+        ++sector_hits_;
+      } else {
+        ++sector_misses_;
+        ++missed;
+      }
     }
   }
   uint64_t fetched = 0;

@@ -18,6 +18,27 @@ SmemBanks::SmemBanks(sc_core::sc_module_name name, const ArchConfig& arch)
 }
 
 uint64_t SmemBanks::wavefronts(const std::vector<SmemChunk>& chunks, uint32_t width) {
+  // Common case first: chunks inside one 128-byte line, each a distinct 16-byte cell, touch
+  // distinct banks (32 banks x 4 bytes = 128 bytes): one wavefront when they fit the port.
+  if (!chunks.empty() && cfg_.banks * cfg_.bank_bytes == 128) {
+    uint32_t cells = 0, total = 0;
+    const uint32_t line = chunks.front().address / 128;
+    bool simple = true;
+    for (const SmemChunk& c : chunks) {
+      const uint32_t bit = 1u << ((c.address % 128) / 16);
+      if (c.address / 128 != line || c.address % 16 + c.bytes > 16 || (cells & bit)) {
+        simple = false;
+        break;
+      }
+      cells |= bit;
+      total += c.bytes;
+    }
+    if (simple && total <= width) {
+      chunks_ += chunks.size();
+      ++wavefronts_;
+      return 1;
+    }
+  }
   uint64_t fronts = 0;
   uint32_t used_bytes = width;  // forces a new wavefront for the first chunk
   uint64_t banks_used = 0;      // bit per bank in the current wavefront

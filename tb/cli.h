@@ -5,5 +5,6 @@ namespace tma::cli {
 
 int check(int argc, char** argv);
 int run(int argc, char** argv);
+int bench(int argc, char** argv);
 
 }  // namespace tma::cli

@@ -223,13 +223,38 @@ OpResult box_load(const TensorMap& m, const TmaOp& op, const std::vector<uint8_t
   const SmemLayout lay = smem_layout(m, op.smem_addr, static_cast<uint32_t>(b.count[0] * u.smem_bytes));
   if (!fits(smem, lay, b.rows)) return fault("box does not fit in shared memory");
   std::array<uint8_t, 32> value{};
+  // An exact shortcut for plain element types: a 16-byte chunk of the row whose elements are all
+  // inside the tensor, needing no conversion, is one copy to its swizzled cell (swizzles move whole
+  // 16-byte cells; the 8-byte-flip atom moves halves, so it takes the element path).
+  const bool chunked = m.interleave == Interleave::none && !is_sub_byte(m.dtype) && m.dtype != DataType::tf32 &&
+                       m.dtype != DataType::tf32_ftz && m.swizzle_atom != SwizzleAtom::b32_flip_8b;
+  const uint32_t e = u.global_bytes;
   for (uint64_t row = 0; row < b.rows; ++row) {
     Coords x = row_origin(m, op, b, row);
     const int64_t x0 = x[0];
-    for (uint32_t k0 = 0; k0 < b.count[0]; ++k0) {
+    // The shortcut's view of the row: where element 0 of the row would be, and the elements of
+    // dimension 0 inside the tensor, [lo, hi); none when the row is outside in a higher dimension.
+    int64_t row_base = -1, lo = 0, hi = 0;
+    if (chunked) {
+      x[0] = 0;
+      row_base = unit_offset(m, u, x);
+      lo = std::max<int64_t>(0, x0);
+      hi = std::min<int64_t>(static_cast<int64_t>(m.dims[0]), x0 + static_cast<int64_t>(b.count[0]));
+    }
+    uint32_t k0 = 0;
+    while (k0 < b.count[0]) {
+      const int64_t first = x0 + k0, last = first + 16 / e - 1;
+      if (row_base >= 0 && (k0 * e) % 16 == 0 && first >= lo && last < hi) {
+        const uint64_t g = static_cast<uint64_t>(row_base) + static_cast<uint64_t>(first) * e;
+        if (!in_image(global, g, 16)) return fault("global access outside the memory image");
+        std::memcpy(&smem[lay.address(row, k0 * e)], &global[g], 16);
+        k0 += 16 / e;
+        continue;
+      }
       x[0] = x0 + static_cast<int64_t>(k0 * b.step[0]);
       if (!read_unit(m, u, x, global, value.data())) return fault("global access outside the memory image");
       for (uint32_t i = 0; i < u.global_bytes; ++i) smem[lay.address(row, k0 * u.smem_bytes + i)] = value[i];
+      ++k0;
     }
   }
   OpResult r;

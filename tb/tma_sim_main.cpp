@@ -15,6 +15,7 @@ const char* kUsage =
     "Commands:\n"
     "  check PATH...        replay golden cases (silicon captures) and report mismatches\n"
     "  run SCENARIO.yaml    run a scenario on the TLM model and print a summary\n"
+    "  bench                host speed of the reference engine and the pipeline\n"
     "\n"
     "Run 'tma-sim COMMAND --help' for the options of a command.\n";
 
@@ -40,6 +41,7 @@ int sc_main(int argc, char** argv) {
   const std::string cmd = argv[1];
   if (cmd == "check") return tma::cli::check(argc - 2, argv + 2);
   if (cmd == "run") return tma::cli::run(argc - 2, argv + 2);
+  if (cmd == "bench") return tma::cli::bench(argc - 2, argv + 2);
   std::fprintf(stderr, "tma-sim: unknown command '%s'\n%s", cmd.c_str(), kUsage);
   return 2;
 }
