@@ -49,6 +49,7 @@ class AddressGenUnit : public sc_core::sc_module, public StatsProvider {
 
   AddressGenUnit(sc_core::sc_module_name name, const ArchConfig& arch, int sm);
   void collect_stats(StatsRecord& out) const override;
+  size_t outstanding_requests() const { return outstanding_.size(); }
 
  private:
   // One contiguous global run and where its bytes go in the box (or come from, for stores).

@@ -12,7 +12,7 @@ GpuSystem::GpuSystem(sc_core::sc_module_name name, const ArchConfig& arch, uint3
   for (uint32_t sm = 0; sm < sms; ++sm) {
     const std::string n = "sm" + std::to_string(sm);
     units_.push_back(std::make_unique<TmaUnit>(n.c_str(), arch, static_cast<int>(sm),
-                                               static_cast<int>(sm % fabric_.cluster_size()), gpu));
+                                               static_cast<int>(sm % fabric_.cluster_size()), gpu, invariants_));
   }
   // Bindings in SM order: the L2 and the fabric number their ports by binding order.
   for (auto& u : units_) {
@@ -24,6 +24,14 @@ GpuSystem::GpuSystem(sc_core::sc_module_name name, const ArchConfig& arch, uint3
     fabric_.dsmem_out.bind(u->dsmem_in);
     u->completion_out.bind(fabric_.completion_in);
   }
+}
+
+}  // namespace tma
+
+namespace tma {
+
+void GpuSystem::check_drained() {
+  for (auto& u : units_) u->check_drained();
 }
 
 }  // namespace tma

@@ -28,9 +28,13 @@ class GpuSystem : public sc_core::sc_module {
   ClusterFabric& fabric() { return fabric_; }
   GlobalMemory& memory() { return memory_; }
   const ArchConfig& arch() const { return arch_; }
+  InvariantLog& invariants() { return invariants_; }
+  // End-of-run invariants (every operation completed); call after sc_start returns.
+  void check_drained();
 
  private:
   ArchConfig arch_;
+  InvariantLog invariants_;
   GlobalMemory memory_;
   Dram dram_;
   L2Cache l2_;

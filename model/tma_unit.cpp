@@ -6,12 +6,13 @@
 
 namespace tma {
 
-TmaUnit::TmaUnit(sc_core::sc_module_name name, const ArchConfig& arch, int sm, int cta_in_cluster, GpuArch gpu)
+TmaUnit::TmaUnit(sc_core::sc_module_name name, const ArchConfig& arch, int sm, int cta_in_cluster, GpuArch gpu,
+                 InvariantLog& invariants)
     : sc_module(name), cmd_in("cmd_in"), mem_out("mem_out"), desc_mem_out("desc_mem_out"), dsmem_out("dsmem_out"),
       dsmem_in("dsmem_in"), completion_out("completion_out"), clock_(arch.sm_clock_mhz), arch_(arch), sm_(sm),
       cta_(cta_in_cluster), gpu_(gpu), desc_cache_("descriptor_cache", arch), agu_("agu", arch, sm),
       splitter_("splitter", arch), crossbar_("crossbar", arch, cta_in_cluster), smem_("smem", arch),
-      ctl_desc_out_("ctl_desc_out"), ctl_agu_out_("ctl_agu_out"), peq_("completion_peq") {
+      ctl_desc_out_("ctl_desc_out"), ctl_agu_out_("ctl_agu_out"), peq_("completion_peq"), invariants_(invariants) {
   cmd_in.register_b_transport(this, &TmaUnit::accept);
   ctl_desc_out_.bind(desc_cache_.in);
   ctl_agu_out_.bind(agu_.cmd_in);
@@ -46,6 +47,8 @@ void TmaUnit::accept(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   }
   ++accepted_;
   queue_.push_back(Pending{*cmd, clock_.to_cycles(sc_core::sc_time_stamp() + delay)});
+  invariants_.check(queue_.size() <= std::max<uint32_t>(1, arch_.tma.command_queue_depth),
+                    std::string(name()) + ": command queue beyond its depth");
   queued_.notify(sc_core::SC_ZERO_TIME);
   delay += clock_.to_time(1);
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -60,6 +63,7 @@ void TmaUnit::schedule_completion(const TmaCompletion& c, uint64_t cycle) {
     n = std::make_unique<Notice>();
   }
   n->completion = c;
+  ++notices_owed_[c.op_id];
   const sc_core::sc_time at = clock_.to_time(cycle);
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   peq_.notify(*n.release(), at > now ? at - now : sc_core::SC_ZERO_TIME);
@@ -75,6 +79,14 @@ void TmaUnit::deliver_completions() {
       completion_out->b_transport(n->gp, d);
     }
     ++completed_;
+    // Exactly one notice per destination: never one the unit did not owe.
+    auto it = notices_owed_.find(n->completion.op_id);
+    invariants_.check(it != notices_owed_.end() && it->second > 0,
+                      std::string(name()) + ": duplicate completion of operation " + std::to_string(n->completion.op_id));
+    if (it != notices_owed_.end() && --it->second == 0) {
+      notices_owed_.erase(it);
+      ++completed_ops_;
+    }
     free_notices_.emplace_back(n);
   }
 }
@@ -189,13 +201,26 @@ void TmaUnit::control() {
       inflight_done_.pop();
       ++inflight_stalls_;
     }
+    invariants_.check(inflight_done_.size() < std::max<uint32_t>(1, arch_.tma.max_inflight_ops),
+                      std::string(name()) + ": more operations in flight than max_inflight_ops");
     const uint64_t start = t;
     local_cycle_ = process(p, t);
+    invariants_.check(agu_.outstanding_requests() <= std::max<uint32_t>(1, arch_.tma.max_outstanding_requests),
+                      std::string(name()) + ": more requests outstanding than max_outstanding_requests");
     busy_cycles_ += local_cycle_ - start;
     // Temporal decoupling: do not run more than a quantum ahead of SystemC time.
     const uint64_t now = clock_.now_cycles();
     if (local_cycle_ > now + arch_.sim.quantum_cycles) sc_core::wait(clock_.to_time(local_cycle_ - now));
   }
+}
+
+void TmaUnit::check_drained() {
+  invariants_.check(queue_.empty(), std::string(name()) + ": commands left in the queue at the end");
+  invariants_.check(notices_owed_.empty(), std::string(name()) + ": " + std::to_string(notices_owed_.size()) +
+                                               " operations never completed");
+  invariants_.check(completed_ops_ == accepted_, std::string(name()) + ": " + std::to_string(accepted_) +
+                                                     " operations accepted, " + std::to_string(completed_ops_) +
+                                                     " completed");
 }
 
 void TmaUnit::collect_stats(StatsRecord& out) const {

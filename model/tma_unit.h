@@ -15,12 +15,14 @@
 #include <deque>
 #include <memory>
 #include <queue>
+#include <unordered_map>
 #include <vector>
 
 #include "address_gen_unit.h"
 #include "arch_config.h"
 #include "cycle_time.h"
 #include "descriptor_cache.h"
+#include "invariant_log.h"
 #include "l2_promotion_splitter.h"
 #include "smem_banks.h"
 #include "stats.h"
@@ -59,7 +61,8 @@ class TmaUnit : public sc_core::sc_module, public StatsProvider {
   tlm::tlm_target_socket<> dsmem_in;          // multicast data from other CTAs
   tlm_utils::simple_initiator_socket<TmaUnit> completion_out;
 
-  TmaUnit(sc_core::sc_module_name name, const ArchConfig& arch, int sm, int cta_in_cluster, GpuArch gpu);
+  TmaUnit(sc_core::sc_module_name name, const ArchConfig& arch, int sm, int cta_in_cluster, GpuArch gpu,
+          InvariantLog& invariants);
   void collect_stats(StatsRecord& out) const override;
 
   SmemBanks& smem() { return smem_; }
@@ -67,7 +70,9 @@ class TmaUnit : public sc_core::sc_module, public StatsProvider {
   void set_request_trace(RequestTraceSink* sink) { splitter_.set_trace_sink(sink, sm_); }
   size_t queue_depth() const { return queue_.size(); }
   // Operations accepted and not yet completed (for invariant checks and progress).
-  uint64_t ops_in_flight() const { return accepted_ - completed_; }
+  uint64_t ops_in_flight() const { return accepted_ - completed_ops_; }
+  // At the end of a run: every accepted operation must have completed (reports what did not).
+  void check_drained();
 
  private:
   struct Pending {
@@ -104,8 +109,10 @@ class TmaUnit : public sc_core::sc_module, public StatsProvider {
   std::vector<std::unique_ptr<Notice>> free_notices_;
   tlm::tlm_generic_payload ctl_gp_;
   std::vector<OpObserver*> observers_;
+  InvariantLog& invariants_;
+  std::unordered_map<uint64_t, uint32_t> notices_owed_;  // op id -> completion notices still to send
 
-  uint64_t accepted_ = 0, completed_ = 0, faults_ = 0, queue_full_stalls_ = 0, inflight_stalls_ = 0;
+  uint64_t accepted_ = 0, completed_ = 0, completed_ops_ = 0, faults_ = 0, queue_full_stalls_ = 0, inflight_stalls_ = 0;
   uint64_t loads_ = 0, stores_ = 0, reductions_ = 0, prefetches_ = 0, descriptor_prefetches_ = 0;
   uint64_t descriptor_invalidations_ = 0, bytes_loaded_ = 0, busy_cycles_ = 0;
   uint64_t latency_sum_ = 0, latency_max_ = 0;

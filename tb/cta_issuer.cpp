@@ -12,9 +12,10 @@ constexpr uint32_t kBulkMbarrier = 0xFFFFFFFFu;  // completions of stores, reduc
 }
 
 CtaIssuer::CtaIssuer(sc_core::sc_module_name name, const SmProgram& program, uint32_t stages, int sm, int cta,
-                     std::shared_ptr<ClusterSync> cluster, double clock_mhz)
+                     std::shared_ptr<ClusterSync> cluster, double clock_mhz, InvariantLog& invariants)
     : sc_module(name), cmd_out("cmd_out"), completion_in("completion_in"), lsu_out("lsu_out"), program_(program),
-      stages_(std::max<uint32_t>(1, stages)), sm_(sm), cta_(cta), cluster_(std::move(cluster)), clock_(clock_mhz),
+      stages_(std::max<uint32_t>(1, stages)), sm_(sm), cta_(cta), cluster_(std::move(cluster)),
+      invariants_(invariants), clock_(clock_mhz),
       got_(program.steps.size(), 0), next_op_id_((static_cast<uint64_t>(sm) + 1) << 40) {
   completion_in.register_b_transport(this, &CtaIssuer::completed);
   SC_HAS_PROCESS(CtaIssuer);
@@ -48,8 +49,16 @@ void CtaIssuer::completed(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
     latencies_.push_back(static_cast<uint32_t>(clock_.now_cycles() - it->second));
     issued_at_.erase(it);
   }
-  if (c->mbarrier == kBulkMbarrier) ++bulk_done_;
-  else if (c->mbarrier < got_.size()) ++got_[c->mbarrier];
+  if (c->mbarrier == kBulkMbarrier) {
+    ++bulk_done_;
+    invariants_.check(bulk_done_ <= bulk_issued_, std::string(name()) + ": more bulk completions than bulk operations");
+  } else {
+    // Each step's mbarrier receives exactly the completions the step expects.
+    const bool known = c->mbarrier < got_.size();
+    invariants_.check(known && got_[c->mbarrier] < program_.steps[c->mbarrier].expected_completions,
+                      std::string(name()) + ": unexpected completion on mbarrier " + std::to_string(c->mbarrier));
+    if (known) ++got_[c->mbarrier];
+  }
   completion_event_.notify(sc_core::SC_ZERO_TIME);
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cycle_time.h"
+#include "invariant_log.h"
 #include "stats.h"
 #include "workload.h"
 
@@ -33,7 +34,7 @@ class CtaIssuer : public sc_core::sc_module, public StatsProvider {
   tlm_utils::simple_initiator_socket<CtaIssuer> lsu_out;  // the warps' own shared-memory reads
 
   CtaIssuer(sc_core::sc_module_name name, const SmProgram& program, uint32_t stages, int sm, int cta,
-            std::shared_ptr<ClusterSync> cluster, double clock_mhz);
+            std::shared_ptr<ClusterSync> cluster, double clock_mhz, InvariantLog& invariants);
   void collect_stats(StatsRecord& out) const override;
 
   bool finished() const { return finished_; }
@@ -55,6 +56,7 @@ class CtaIssuer : public sc_core::sc_module, public StatsProvider {
   uint32_t stages_;
   int sm_, cta_;
   std::shared_ptr<ClusterSync> cluster_;
+  InvariantLog& invariants_;
   CycleClock clock_;
   std::vector<uint32_t> got_;              // completions per step
   std::unordered_map<uint64_t, uint64_t> issued_at_;  // op id -> issue cycle

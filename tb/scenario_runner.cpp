@@ -126,7 +126,8 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
     const std::string n = "cta" + std::to_string(sm);
     issuers.push_back(std::make_unique<CtaIssuer>(n.c_str(), programs[sm], s.workload.stages, static_cast<int>(sm),
                                                   static_cast<int>(sm % s.cluster_size),
-                                                  cluster_syncs[sm / s.cluster_size], arch.sm_clock_mhz));
+                                                  cluster_syncs[sm / s.cluster_size], arch.sm_clock_mhz,
+                                                  gpu.invariants()));
     issuers.back()->cmd_out.bind(gpu.unit(sm).cmd_in);
     issuers.back()->lsu_out.bind(gpu.unit(sm).smem().lsu_in);
     gpu.fabric().completion_out.bind(issuers.back()->completion_in);
@@ -147,8 +148,12 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   }
   RunMonitor monitor("monitor", gpu, issuers, options, total_steps);
   sc_core::sc_start();
+  gpu.check_drained();
 
   RunSummary r;
+  r.invariant_checks = gpu.invariants().checks();
+  r.invariant_violations = gpu.invariants().violations();
+  r.invariant_reports = gpu.invariants().first_violations();
   r.scenario = s.name;
   r.arch = arch.name;
   r.sms = s.sms;
@@ -226,6 +231,7 @@ std::vector<std::pair<std::string, std::string>> summary_fields(const RunSummary
       {"latency_p50", u(r.latency_p50)}, {"latency_p90", u(r.latency_p90)},
       {"latency_p99", u(r.latency_p99)}, {"latency_max", u(r.latency_max)},
       {"scoreboard_checked", u(r.scoreboard_checked)}, {"scoreboard_mismatches", u(r.scoreboard_mismatches)},
+      {"invariant_checks", u(r.invariant_checks)}, {"invariant_violations", u(r.invariant_violations)},
   };
 }
 
@@ -256,6 +262,9 @@ void print_summary(std::FILE* out, const RunSummary& r) {
                static_cast<unsigned long long>(r.scoreboard_checked),
                static_cast<unsigned long long>(r.scoreboard_mismatches));
   for (const std::string& line : r.scoreboard_reports) std::fprintf(out, "    %s\n", line.c_str());
+  std::fprintf(out, "  invariants         %llu checks, %llu violations\n", static_cast<unsigned long long>(r.invariant_checks),
+               static_cast<unsigned long long>(r.invariant_violations));
+  for (const std::string& line : r.invariant_reports) std::fprintf(out, "    %s\n", line.c_str());
   std::fprintf(out, "  host               %.2f s, %.1f MB/s and %.0f cycles/s simulated\n", r.host_seconds,
                r.host_seconds > 0 ? r.bytes_loaded / mb / r.host_seconds : 0,
                r.host_seconds > 0 ? r.cycles / r.host_seconds : 0);

@@ -41,6 +41,8 @@ struct RunSummary {
   uint32_t latency_p50 = 0, latency_p90 = 0, latency_p99 = 0, latency_max = 0;
   uint64_t scoreboard_checked = 0, scoreboard_mismatches = 0;
   std::vector<std::string> scoreboard_reports;
+  uint64_t invariant_checks = 0, invariant_violations = 0;
+  std::vector<std::string> invariant_reports;
   double host_seconds = 0;
   std::map<std::string, StatsRecord> stats;
 

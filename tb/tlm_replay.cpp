@@ -114,6 +114,15 @@ void replay_through_tlm(const std::vector<GoldenCase>& cases, const ArchConfig& 
   issuer.lsu_out.bind(gpu.unit(0).smem().lsu_in);
   gpu.fabric().completion_out.bind(issuer.completion_in);
   sc_core::sc_start();
+  gpu.check_drained();
+  if (gpu.invariants().violations()) {
+    GoldenCase none;
+    none.name = "model invariants";
+    CaseVerdict v;
+    v.message = "model invariants: " + std::to_string(gpu.invariants().violations()) + " violations, first: " +
+                gpu.invariants().first_violations().front();
+    report(none, v);
+  }
 }
 
 }  // namespace tma
