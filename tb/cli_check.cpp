@@ -27,6 +27,8 @@ const char* kUsage =
     "  --engine ref   the reference engine (default)\n"
     "  --engine tlm   the SystemC/TLM pipeline (TmaUnit on one SM of the architecture)\n"
     "  --arch FILE    architecture YAML for --engine tlm (default configs/arch/h100.yaml)\n"
+    "  --driver-descriptors  also decode each case's driver_descriptor (the sm_90 CUtensorMap\n"
+    "                 bytes) and compare it with its tensor_map (docs/driver-descriptor.md)\n"
     "  --quiet        no progress line\n";
 
 }  // namespace
@@ -34,7 +36,7 @@ const char* kUsage =
 int check(int argc, char** argv) {
   std::string engine = "ref";
   std::string arch_path = "configs/arch/h100.yaml";
-  bool quiet = false;
+  bool quiet = false, driver_descriptors = false;
   std::vector<std::string> paths;
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
@@ -45,6 +47,8 @@ int check(int argc, char** argv) {
       engine = argv[++i];
     } else if (a == "--arch" && i + 1 < argc) {
       arch_path = argv[++i];
+    } else if (a == "--driver-descriptors") {
+      driver_descriptors = true;
     } else if (a == "--quiet") {
       quiet = true;
     } else if (!a.empty() && a[0] == '-') {
@@ -74,7 +78,14 @@ int check(int argc, char** argv) {
       ++unreadable;
     }
   }
-  auto report = [&](const GoldenCase&, const CaseVerdict& v) {
+  auto report = [&](const GoldenCase& c, CaseVerdict v) {
+    if (v.passed && driver_descriptors) {
+      const std::string d = check_driver_descriptor(c);
+      if (!d.empty()) {
+        v.passed = false;
+        v.message = d;
+      }
+    }
     if (v.passed) {
       ++passed;
     } else {

@@ -1,6 +1,10 @@
 #include "golden_check.h"
 
 #include <cstdio>
+#include <cstring>
+
+#include "descriptor_codec.h"
+#include "driver_descriptor.h"
 
 namespace tma {
 
@@ -20,6 +24,19 @@ int64_t first_difference(const uint8_t* expected, const uint8_t* actual, size_t 
 }
 
 }  // namespace
+
+std::string check_driver_descriptor(const GoldenCase& c) {
+  if (c.driver_descriptor.size() != kDriverDescriptorBytes) return "";
+  // The descriptor holds the absolute address; the case's base is relative to an unknown allocation.
+  uint64_t address;
+  std::memcpy(&address, c.driver_descriptor.data(), 8);
+  if (address < c.map.global_address) return c.name + ": driver descriptor: address below the case's base";
+  std::string error;
+  const auto decoded = decode_driver_descriptor(c.driver_descriptor.data(), address - c.map.global_address, &error);
+  if (!decoded) return c.name + ": driver descriptor does not decode: " + error;
+  if (*decoded != canonical_form(c.map)) return c.name + ": driver descriptor disagrees with tensor_map";
+  return "";
+}
 
 std::vector<uint8_t> initial_smem(const GoldenCase& c, uint32_t capacity) {
   std::vector<uint8_t> smem(capacity, 0xCD);

@@ -21,6 +21,10 @@ struct CaseVerdict {
 
 CaseVerdict check_case(const GoldenCase& c, const CaseEngine& engine);
 
+// When the case carries the driver's CUtensorMap bytes: decodes them (model/driver_descriptor.h)
+// and compares every field with the case's tensor_map. "" when they agree, else what differs.
+std::string check_driver_descriptor(const GoldenCase& c);
+
 // The reference engine as a CaseEngine.
 OpResult run_reference(const GoldenCase& c, std::vector<uint8_t>& global, std::vector<uint8_t>& smem);
 
