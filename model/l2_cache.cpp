@@ -78,25 +78,31 @@ void L2Cache::dram_write(uint64_t cycle, uint64_t bytes) {
   dram_out->b_transport(dram_gp_, d);
 }
 
-uint64_t L2Cache::fill(uint64_t begin, uint64_t end, uint64_t cycle) {
-  uint64_t fetched = 0;
+uint64_t L2Cache::fill(uint64_t begin, uint64_t end, uint64_t cycle, uint64_t& fetched) {
   const uint64_t sector = cfg_.sector_bytes, line = cfg_.line_bytes;
   uint64_t a = begin / sector * sector;
+  uint64_t bytes = 0;
+  filling_.clear();
   while (a < end) {
     // One line at a time: its sectors in [a, end).
     const uint64_t li = a / line, line_end = std::min(end, (li + 1) * line);
     Line* l = find(li);
     if (!l) l = allocate(li, cycle);
     for (; a < line_end; a += sector) {
-      const uint8_t bit = static_cast<uint8_t>(1u << ((a % line) / sector));
-      if (!(l->valid & bit)) {
-        l->valid |= bit;
-        fetched += sector;
+      const uint8_t s = static_cast<uint8_t>((a % line) / sector);
+      if (!(l->valid & (1u << s))) {
+        l->valid |= static_cast<uint8_t>(1u << s);
+        filling_.emplace_back(l, s);
+        bytes += sector;
       }
     }
     l->lru = ++lru_clock_;
   }
-  return fetched;
+  fetched += bytes;
+  if (!bytes) return cycle;
+  const uint64_t in_l2 = dram_read(cycle, bytes);
+  for (auto [l, s] : filling_) l->ready[s] = in_l2;
+  return in_l2;
 }
 
 void L2Cache::apply_reduction(const MemRequest& req, uint64_t address, const uint8_t* src, uint64_t bytes) {
@@ -126,6 +132,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   uint64_t t_ready = slices_.serve(t_arrive, bytes);
 
   // Sector lookup, one line at a time.
+  uint64_t wait_for = 0;
   const uint64_t first = address / sector * sector, last = (address + bytes + sector - 1) / sector * sector;
   uint32_t missed = 0;
   for (uint64_t a = first; a < last;) {
@@ -134,9 +141,10 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
     if (l) l->lru = ++lru_clock_;
     for (; a < line_end; a += sector) {
       ++sectors_requested_;
-      const uint8_t bit = static_cast<uint8_t>(1u << ((a % cfg_.line_bytes) / sector));
-      if (l && (l->valid & bit)) {
+      const uint32_t s = static_cast<uint32_t>((a % cfg_.line_bytes) / sector);
+      if (l && (l->valid & (1u << s))) {
         ++sector_hits_;
+        wait_for = std::max(wait_for, l->ready[s]);  // a fill in flight: wait for its data
       } else {
         ++sector_misses_;
         ++missed;
@@ -159,9 +167,9 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
     const uint64_t p = req->promotion_bytes;
     const uint64_t begin = p ? address / p * p : first;
     const uint64_t end = p ? std::max<uint64_t>((address + bytes + p - 1) / p * p, begin + p) : last;
-    fetched = fill(std::min(begin, first), std::max(end, last), t_arrive);
-    if (fetched) t_ready = std::max(t_ready, dram_read(t_arrive, fetched));
+    t_ready = std::max(t_ready, fill(std::min(begin, first), std::max(end, last), t_arrive, fetched));
   }
+  t_ready = std::max(t_ready, wait_for);
   if (req->access == MemAccess::reduce) {
     for (uint64_t a = first; a < last; a += sector) {
       Line* l = find(a / cfg_.line_bytes);

@@ -10,6 +10,7 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include <array>
 #include <vector>
 
 #include "arch_config.h"
@@ -36,13 +37,17 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
     uint8_t valid = 0;     // sector bits
     uint8_t dirty = 0;
     uint64_t lru = 0;
+    // Cycle each sector's data is in the L2: a request that finds a sector still being filled
+    // from DRAM (valid, but not yet there) waits for it.
+    std::array<uint64_t, 8> ready{};
   };
   void b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   Line* find(uint64_t line_index);
   Line* allocate(uint64_t line_index, uint64_t cycle);
   size_t set_of(uint64_t line_index) const;
-  // Fills the missing sectors of [begin, end) from DRAM; returns the bytes fetched.
-  uint64_t fill(uint64_t begin, uint64_t end, uint64_t cycle);
+  // Fills the missing sectors of [begin, end) from DRAM; returns the cycle their data is in the
+  // L2 (`cycle` when nothing was missing) and adds the bytes fetched to `fetched`.
+  uint64_t fill(uint64_t begin, uint64_t end, uint64_t cycle, uint64_t& fetched);
   uint64_t dram_read(uint64_t cycle, uint64_t bytes);
   void dram_write(uint64_t cycle, uint64_t bytes);
   void apply_reduction(const MemRequest& req, uint64_t address, const uint8_t* src, uint64_t bytes);
@@ -58,6 +63,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   std::vector<BandwidthServer> to_sm_, from_sm_;
   uint32_t window_;
   tlm::tlm_generic_payload dram_gp_;
+  std::vector<std::pair<Line*, uint8_t>> filling_;  // sectors of the fill in progress
 
   uint64_t requests_[5] = {0, 0, 0, 0, 0};  // by MemAccess
   uint64_t sectors_requested_ = 0, sector_hits_ = 0, sector_misses_ = 0;
