@@ -26,7 +26,7 @@ constexpr int kMaxLoads = 4096;
 
 struct DescPoint {
   std::string variant;  // rr | rr_burst | first_param | first_global
-  int K = 1;
+  int K = 1;            // a power of two (the kernel picks map i & (K - 1))
   int prefetch = 0;
   int loads() const {
     if (variant == "rr") return std::max(8 * K, 256);
@@ -47,8 +47,9 @@ std::vector<DescPoint> make_points() {
 
 struct DescArgs {
   int K, loads, prefetch, burst;
-  unsigned long long timeout_ns;
-  unsigned* cycles;  // per load (rr, first_*) or per group (rr_burst)
+  unsigned long long timeout_cycles;
+  unsigned* cycles;  // issue-to-completion, per load (rr, first_*) or per group (rr_burst)
+  unsigned* issue;   // issue alone (clock64 before and after the issuing instruction(s))
   unsigned* ok;
   ClockRec* clk;
 };
@@ -58,14 +59,17 @@ __device__ void timed_loads(const CUtensorMap* maps, bool param_map, const DescA
   unsigned done = 0;
   if (!a.burst) {
     for (int i = 0; i < a.loads; ++i) {
-      const CUtensorMap* m = param_map ? maps : maps + (i % a.K);
+      unsigned long long m = reinterpret_cast<unsigned long long>(param_map ? maps : maps + (i & (a.K - 1)));
+      asm volatile("" : "+l"(m));  // address ready before the clock is read
       mbar_arrive_expect(mb, kBox);
       long long t0 = clock64();
-      tma_load_2d(dst, m, 0, 0, mb);
-      bool ok = mbar_wait(mb, i & 1, a.timeout_ns);
+      tma_load_2d(dst, reinterpret_cast<const void*>(m), 0, 0, mb);
+      long long ti = clock64();
+      bool ok = mbar_wait(mb, i & 1, a.timeout_cycles);
       long long t1 = clock64();
       if (!ok) break;
       a.cycles[i] = (unsigned)(t1 - t0);
+      a.issue[i] = (unsigned)(ti - t0);
       ++done;
     }
   } else {
@@ -73,11 +77,14 @@ __device__ void timed_loads(const CUtensorMap* maps, bool param_map, const DescA
     for (int g = 0; g < groups; ++g) {
       mbar_arrive_expect(mb, kBox * kBurst);
       long long t0 = clock64();
-      for (int q = 0; q < kBurst; ++q) tma_load_2d(dst + q * kBox, maps + ((g * kBurst + q) % a.K), 0, 0, mb);
-      bool ok = mbar_wait(mb, g & 1, a.timeout_ns);
+#pragma unroll
+      for (int q = 0; q < kBurst; ++q) tma_load_2d(dst + q * kBox, maps + ((g * kBurst + q) & (a.K - 1)), 0, 0, mb);
+      long long ti = clock64();
+      bool ok = mbar_wait(mb, g & 1, a.timeout_cycles);
       long long t1 = clock64();
       if (!ok) break;
       a.cycles[g] = (unsigned)(t1 - t0);
+      a.issue[g] = (unsigned)(ti - t0);
       ++done;
     }
   }
@@ -131,6 +138,7 @@ struct State {
   unsigned char* data = nullptr;
   CUtensorMap* maps = nullptr;
   unsigned* cycles = nullptr;
+  unsigned* issue = nullptr;
   unsigned* ok = nullptr;
   unsigned* sink = nullptr;
   ClockRec* clk = nullptr;
@@ -148,13 +156,14 @@ Result measure(size_t idx, int reps) {
   a.loads = p.loads();
   a.prefetch = p.prefetch;
   a.burst = burst;
-  a.timeout_ns = 20000000ull;
+  a.timeout_cycles = kWaitShort;
   a.cycles = S.cycles;
+  a.issue = S.issue;
   a.ok = S.ok;
   a.clk = S.clk;
   const int samples = burst ? a.loads / kBurst : a.loads;
   const int first_round = burst ? (p.K + kBurst - 1) / kBurst : p.K;
-  std::vector<double> first, first_round_mean, steady, mhz;
+  std::vector<double> first, first_round_mean, steady, issue, mhz;
   int bad = 0;
   for (int r = 0; r < reps; ++r) {
     // data and maps L2-resident, through ordinary loads only
@@ -170,7 +179,9 @@ Result measure(size_t idx, int reps) {
     unsigned ok = 0;
     CK(cudaMemcpy(&ok, S.ok, sizeof(ok), cudaMemcpyDeviceToHost));
     std::vector<unsigned> c(samples);
+    std::vector<unsigned> ci(samples);
     CK(cudaMemcpy(c.data(), S.cycles, samples * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(ci.data(), S.issue, samples * sizeof(unsigned), cudaMemcpyDeviceToHost));
     ClockRec cr;
     CK(cudaMemcpy(&cr, S.clk, sizeof(cr), cudaMemcpyDeviceToHost));
     mhz.push_back(clock_mhz(cr));
@@ -183,7 +194,10 @@ Result measure(size_t idx, int reps) {
     std::vector<double> fr;
     for (int i = 0; i < std::min(first_round, samples); ++i) fr.push_back(c[i] / div);
     first_round_mean.push_back(mean(fr));
-    for (int i = first_round; i < samples; ++i) steady.push_back(c[i] / div);
+    for (int i = first_round; i < samples; ++i) {
+      steady.push_back(c[i] / div);
+      issue.push_back(ci[i] / div);
+    }
   }
   Result res;
   res.values = {I(a.loads),
@@ -195,6 +209,7 @@ Result measure(size_t idx, int reps) {
                 F(median(steady), 1),
                 F(percentile(steady, 90), 1),
                 F(vmin(steady), 1),
+                F(median(issue), 1),
                 F(median(mhz), 1),
                 I(reps),
                 I(reps - bad)};
@@ -210,7 +225,7 @@ int main(int argc, char** argv) {
   fam.name = "descriptor";
   fam.param_cols = {"variant", "K", "prefetch"};
   fam.result_cols = {"loads",       "in_flight",  "first_cycles", "first_cycles_rep0", "first_round_mean",
-                     "mean_cycles", "median_cycles", "p90_cycles", "min_cycles",        "sm_mhz",
+                     "mean_cycles", "median_cycles", "p90_cycles", "min_cycles",        "issue_cycles", "sm_mhz",
                      "reps",        "reps_ok"};
   for (auto& p : S.pts) fam.points.push_back({p.variant, I(p.K), I(p.prefetch)});
   fam.default_reps = 7;
@@ -221,6 +236,7 @@ int main(int argc, char** argv) {
     CK(cudaMemset(S.data, 0x3c, (size_t)kMaps * kRegion));
     CK(cudaMalloc(&S.maps, kMaps * sizeof(CUtensorMap)));  // 256-byte aligned
     CK(cudaMalloc(&S.cycles, kMaxLoads * sizeof(unsigned)));
+    CK(cudaMalloc(&S.issue, kMaxLoads * sizeof(unsigned)));
     CK(cudaMalloc(&S.ok, sizeof(unsigned)));
     CK(cudaMalloc(&S.sink, 64));
     CK(cudaMalloc(&S.clk, sizeof(ClockRec)));

@@ -5,6 +5,9 @@
 // mode=multicast: CTA rank 0 issues each tile once with mask (1 << cs) - 1; the tile lands at the
 //   same shared-memory offset of every CTA of the cluster and signals each CTA's own mbarrier at
 //   the same offset; every CTA arrive.expect_tx's its own barrier for the tile's bytes.
+// mode=multicast_rr (bandwidth only): as multicast, but the issuing rotates: stage s is always
+//   filled by CTA s % cs (stages is a multiple of cs), so each CTA issues 1/cs of the tiles, each
+//   to the whole cluster (how CUTLASS shares the issuing of a multicast operand).
 // mode=plain: every CTA issues its own (ordinary) load of the same tile.
 //
 // kind=latency: one cluster, one tile (cold: after an L2 eviction; warm: the same again at once).
@@ -13,11 +16,14 @@
 //   the CTAs' barrier-exit-to-completion times (clocks of different SMs are not compared).
 // kind=bandwidth: all SMs busy, one CTA per SM; grid = cudaOccupancyMaxActiveClusters x cs. Cluster
 //   c streams tiles c, c+clusters, ... through an S-stage ring in every CTA: a stage is refilled
-//   only when every CTA of the cluster has released it (consumers arrive remotely on rank 0's
-//   empty barrier: mapa + mbarrier.arrive.release.cluster). unique_gbps counts each tile once
-//   (what L2 must supply with multicast), delivered_gbps counts it once per CTA.
+//   only when every CTA of the cluster has released it (consumers arrive remotely on the filling
+//   CTA's empty barrier: mapa + mbarrier.arrive.release.cluster). unique_gbps counts each tile
+//   once (what L2 must supply with multicast), delivered_gbps counts it once per CTA.
 //
-// Build: nvcc -O2 -std=c++17 -arch=sm_90 multicast.cu -o multicast -lcuda
+// Build: nvcc -O2 -std=c++17 -arch=sm_90 -Xptxas -suppress-async-bulk-multicast-advisory-warning
+//        multicast.cu -o multicast -lcuda
+// (without the -Xptxas option ptxas prints an advisory that .multicast::cluster is better built for
+// sm_90a because of future architectures; it changes nothing on sm_90 hardware)
 #include "calib_common.cuh"
 
 using namespace calib;
@@ -32,6 +38,7 @@ struct McPoint {
   std::string kind;  // latency | bandwidth
   int cs = 1;        // cluster size
   bool mc = false;   // multicast
+  bool rr = false;   // multicast issued in turn by every CTA of the cluster
   int inner = 128, rows = 64;
   int stages = 1;
   int size_mb = 1024;
@@ -59,11 +66,13 @@ std::vector<McPoint> make_points() {
   for (int size : {16, 1024})
     for (auto& sh : bw_shapes)
       for (int st : {2, 4})
-        for (auto& c : cfg) {
+        for (int c = 0; c < 7; ++c) {
           McPoint p;
           p.kind = "bandwidth";
-          p.cs = c[0];
-          p.mc = c[1];
+          p.cs = c < 5 ? cfg[c][0] : (c == 5 ? 2 : 4);
+          p.mc = c < 5 ? cfg[c][1] : 1;
+          p.rr = c >= 5;
+          if (p.rr && st % p.cs) continue;
           p.inner = sh[0];
           p.rows = sh[1];
           p.stages = st;
@@ -74,14 +83,14 @@ std::vector<McPoint> make_points() {
 }
 
 struct McArgs {
-  int cs, mc;
+  int cs, mc, rr;
   unsigned tile_bytes, stage_stride;
   int stages;
   int tiles_x;
   long long total;
   int passes;
   int box_w, box_h;
-  unsigned long long timeout_ns, spin_ns;
+  unsigned long long timeout_cycles, spin_ns;
   unsigned long long* out;  // latency: [rep][rank] cycles, 0 = timed out
   unsigned* err;
   unsigned* sink;
@@ -95,7 +104,8 @@ __device__ __forceinline__ unsigned aligned_base(unsigned char* smem_raw, const 
   return base;
 }
 
-__global__ void __launch_bounds__(32) mc_latency(const __grid_constant__ CUtensorMap map, McArgs a) {
+// One thread per CTA: no lane of the waiting warp sits at a barrier while it polls.
+__global__ void __launch_bounds__(1) mc_latency(const __grid_constant__ CUtensorMap map, McArgs a) {
   extern __shared__ unsigned char smem_raw[];
   __shared__ __align__(8) unsigned long long bar;
   const unsigned char* base_ptr;
@@ -104,39 +114,42 @@ __global__ void __launch_bounds__(32) mc_latency(const __grid_constant__ CUtenso
   const unsigned mb = smem_u32(&bar);
   const unsigned short mask = (unsigned short)((1u << a.cs) - 1u);
   ClockRec cr;
-  if (threadIdx.x == 0) {
-    clock_begin(&cr);
-    mbar_init(mb, 1);
-    mbar_init_fence();
-  }
+  clock_begin(&cr);
+  mbar_init(mb, 1);
+  mbar_init_fence();
   cluster_sync();
+  unsigned long long m = reinterpret_cast<unsigned long long>(&map);
+  unsigned dst = base;
   for (int rep = 0; rep < 2; ++rep) {
-    if (threadIdx.x == 0) mbar_arrive_expect(mb, a.tile_bytes);
+    mbar_arrive_expect(mb, a.tile_bytes);
     cluster_sync();  // every CTA expects its bytes before anything is issued
-    if (threadIdx.x == 0) {
-      long long t0 = clock64();
-      if (!a.mc)
-        tma_load_2d(base, &map, 0, 0, mb);
-      else if (rank == 0)
-        tma_load_2d_multicast(base, &map, 0, 0, mb, mask);
-      bool ok = mbar_wait(mb, (unsigned)rep, a.timeout_ns);
-      long long t1 = clock64();
-      a.out[rep * kMaxCluster + rank] = ok ? (unsigned long long)(t1 - t0) : 0ull;
-      if (!ok) atomicAdd(a.err, 1u);
-    }
+    asm volatile("" : "+l"(m), "+r"(dst));  // operands ready before the clock is read
+    long long t0 = clock64();
+    if (!a.mc)
+      tma_load_2d(dst, reinterpret_cast<const void*>(m), 0, 0, mb);
+    else if (rank == 0)
+      tma_load_2d_multicast(dst, reinterpret_cast<const void*>(m), 0, 0, mb, mask);
+    bool ok = mbar_wait(mb, (unsigned)rep, a.timeout_cycles);
+    long long t1 = clock64();
+    a.out[rep * kMaxCluster + rank] = ok ? (unsigned long long)(t1 - t0) : 0ull;
+    if (!ok) atomicAdd(a.err, 1u);
   }
-  if (threadIdx.x == 0) {
-    a.sink[blockIdx.x] = base_ptr[0];
-    if (rank == 0) {
-      while (globaltimer() - cr.g0 < a.spin_ns) {
-      }
-      clock_end(&cr);
-      *a.clk = cr;
+  a.sink[blockIdx.x] = base_ptr[0];
+  if (rank == 0) {
+    while (globaltimer() - cr.g0 < a.spin_ns) {
     }
+    clock_end(&cr);
+    *a.clk = cr;
   }
   cluster_sync();  // no CTA leaves while a multicast may still target it
 }
 
+// Thread 0 produces (when multicasting: only for the stages its CTA owns), thread 32 consumes;
+// every other thread leaves after the first cluster barrier (see bandwidth.cu for why). Stage s is
+// owned by CTA owner(s) (0, or s % cs for multicast_rr): its empty[s] collects the releases of all
+// CTAs. No cluster barrier at the end: each owner waits until every CTA has released the last
+// tiles of its stages, so no remote arrival reaches a CTA that has left, and each consumer waits
+// for all of its tiles.
 __global__ void __launch_bounds__(64) mc_stream(const __grid_constant__ CUtensorMap map, McArgs a) {
   extern __shared__ unsigned char smem_raw[];
   __shared__ __align__(8) unsigned long long full[kMaxStages], empty[kMaxStages];
@@ -153,49 +166,63 @@ __global__ void __launch_bounds__(64) mc_stream(const __grid_constant__ CUtensor
     }
     mbar_init_fence();
   }
-  cluster_sync();
-  const bool rec = blockIdx.x == 0 && threadIdx.x == 0;
-  ClockRec cr;
-  if (rec) clock_begin(&cr);
-  const long long n = a.total * a.passes;
-  if (threadIdx.x == 0 && (!mc || rank == 0)) {  // producer
-    long long j = 0, tile = cid % a.total;
+  cluster_sync();  // every thread: barriers initialised in every CTA before any remote use
+  const long long cnt = strided_count(cid, ncl, a.total * a.passes);
+  auto owner = [&](int s) { return mc ? (a.rr ? (unsigned)(s % a.cs) : 0u) : rank; };
+  if (threadIdx.x == 0 && (!mc || a.rr || rank == 0)) {  // producer
+    if (blockIdx.x == 0) {
+      a.clk->g0 = globaltimer();
+      a.clk->c0 = (unsigned long long)clock64();
+    }
+    TileWalk w;
+    w.init(cid, ncl, a.tiles_x, (int)(a.total / a.tiles_x));
     int s = 0;
     unsigned k = 0;
-    for (long long t = cid; t < n; t += ncl, ++j) {
-      if (j >= a.stages && !mbar_wait(smem_u32(&empty[s]), (k - 1) & 1, a.timeout_ns)) {
-        atomicAdd(a.err, 1u);
+    bool ok = true;
+    for (long long j = 0; j < cnt; ++j) {
+      if (owner(s) != rank) {  // another CTA of the cluster fills this stage
+        w.next();
+        if (++s == a.stages) {
+          s = 0;
+          ++k;
+        }
+        continue;
+      }
+      if (j >= a.stages && !mbar_wait(smem_u32(&empty[s]), (k - 1) & 1, a.timeout_cycles)) {
+        ok = false;
         break;
       }
-      const int tx = (int)(tile % a.tiles_x), ty = (int)(tile / a.tiles_x);
       const unsigned dst = base + (unsigned)s * a.stage_stride;
       if (mc) {
-        tma_load_2d_multicast(dst, &map, tx * a.box_w, ty * a.box_h, smem_u32(&full[s]), mask);
+        tma_load_2d_multicast(dst, &map, w.a * a.box_w, w.b * a.box_h, smem_u32(&full[s]), mask);
       } else {
         mbar_arrive_expect(smem_u32(&full[s]), a.tile_bytes);
-        tma_load_2d(dst, &map, tx * a.box_w, ty * a.box_h, smem_u32(&full[s]));
+        tma_load_2d(dst, &map, w.a * a.box_w, w.b * a.box_h, smem_u32(&full[s]));
       }
-      tile += ncl;
-      while (tile >= a.total) tile -= a.total;
+      w.next();
       if (++s == a.stages) {
         s = 0;
         ++k;
       }
     }
+    // drain: the releases of the last tiles (their arrivals may come from other CTAs)
+    for (long long j = cnt - a.stages < 0 ? 0 : cnt - a.stages; ok && j < cnt; ++j)
+      if (owner((int)(j % a.stages)) == rank)
+        ok = mbar_wait(smem_u32(&empty[j % a.stages]), (unsigned)((j / a.stages) & 1), a.timeout_cycles);
+    if (!ok) atomicAdd(a.err, 1u);
   } else if (threadIdx.x == 32) {  // consumer
     unsigned acc = 0;
-    long long j = 0;
     int s = 0;
     unsigned k = 0;
-    for (long long t = cid; t < n; t += ncl, ++j) {
+    for (long long j = 0; j < cnt; ++j) {
       if (mc) mbar_arrive_expect(smem_u32(&full[s]), a.tile_bytes);
-      if (!mbar_wait(smem_u32(&full[s]), k & 1, a.timeout_ns)) {
+      if (!mbar_wait(smem_u32(&full[s]), k & 1, a.timeout_cycles)) {
         atomicAdd(a.err, 1u);
         break;
       }
       acc += *reinterpret_cast<const volatile unsigned*>(base_ptr + (size_t)s * a.stage_stride + 4 * (j & 7));
       if (mc)
-        mbar_arrive_cluster(smem_u32(&empty[s]), 0);
+        mbar_arrive_cluster(smem_u32(&empty[s]), owner(s));
       else
         mbar_arrive(smem_u32(&empty[s]));
       if (++s == a.stages) {
@@ -204,12 +231,10 @@ __global__ void __launch_bounds__(64) mc_stream(const __grid_constant__ CUtensor
       }
     }
     a.sink[blockIdx.x] = acc;
-  }
-  __syncthreads();
-  cluster_sync();  // remote arrivals and multicast writes are over before any CTA leaves
-  if (rec) {
-    clock_end(&cr);
-    *a.clk = cr;
+    if (blockIdx.x == 0) {
+      a.clk->c1 = (unsigned long long)clock64();
+      a.clk->g1 = globaltimer();
+    }
   }
 }
 
@@ -229,12 +254,13 @@ McArgs base_args(const McPoint& p, const Dtype& dt) {
   McArgs a = {};
   a.cs = p.cs;
   a.mc = p.mc;
+  a.rr = p.rr;
   a.tile_bytes = p.tile_bytes();
   a.stage_stride = (a.tile_bytes + 1023u) & ~1023u;
   a.stages = p.stages;
   a.box_w = p.inner / dt.size;
   a.box_h = p.rows;
-  a.timeout_ns = 500000000ull;
+  a.timeout_cycles = kWaitLong;
   a.spin_ns = 100000ull;
   a.out = S.out;
   a.err = S.err;
@@ -246,7 +272,7 @@ McArgs base_args(const McPoint& p, const Dtype& dt) {
 Result measure_latency(const McPoint& p, int reps) {
   Dtype dt = dtype_of("bf16");
   McArgs a = base_args(p, dt);
-  a.timeout_ns = 20000000ull;
+  a.timeout_cycles = kWaitShort;
   const size_t smem = a.stage_stride + 1024;
   std::vector<double> ic, iw, lc, lw, mhz;
   int bad = 0;
@@ -256,7 +282,7 @@ Result measure_latency(const McPoint& p, int reps) {
     flush_l2(S.flush, r + 1);
     CK(cudaMemsetAsync(S.err, 0, sizeof(unsigned)));
     CK(cudaMemsetAsync(S.out, 0, 2 * kMaxCluster * sizeof(unsigned long long)));
-    launch_cluster(mc_latency, (unsigned)p.cs, 32, smem, (unsigned)p.cs, 0, map, a);
+    launch_cluster(mc_latency, (unsigned)p.cs, 1, smem, (unsigned)p.cs, 0, map, a);
     CK(cudaDeviceSynchronize());
     unsigned long long o[2 * kMaxCluster];
     CK(cudaMemcpy(o, S.out, sizeof(o), cudaMemcpyDeviceToHost));
@@ -364,7 +390,7 @@ int main(int argc, char** argv) {
                      "issuer_warm_cycles", "last_cta_cold_cycles", "last_cta_warm_cycles", "sm_mhz", "reps",
                      "reps_ok"};
   for (auto& p : S.pts)
-    fam.points.push_back({p.kind, I(p.cs), p.mc ? "multicast" : "plain", p.kind == "latency" ? "" : I(p.size_mb),
+    fam.points.push_back({p.kind, I(p.cs), p.rr ? "multicast_rr" : p.mc ? "multicast" : "plain", p.kind == "latency" ? "" : I(p.size_mb),
                           I(p.inner), I(p.rows), I(p.tile_bytes()), swz_name(p.swizzle()),
                           p.kind == "latency" ? "" : I(p.stages)});
   fam.default_reps = 5;

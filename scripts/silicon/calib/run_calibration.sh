@@ -8,9 +8,11 @@
 #
 # usage: bash scripts/silicon/calib/run_calibration.sh OUTDIR
 #
-# Robustness: every program runs its points in a loop that survives faults. A CUDA error makes the
-# program write a fault row and exit 3; it is restarted at the next point. A crash or a hang
-# (killed by `timeout`) is recorded with --mark-fault and the run goes on at the next point.
+# Robustness: every program runs its points in a loop that survives faults. A CUDA error (a trap
+# included) makes the program write a fault row and exit 3; it is restarted at the next point. A
+# crash, or a hang (no new point for CALIB_STALL_S = 25 s: killed), is recorded with --mark-fault
+# and the run goes on at the next point. Every in-kernel wait has its own timeout besides.
+# Test hook: CALIB_FAULT_AT="latency:3:trap,bandwidth:5:hang" injects faults at those points.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -75,6 +77,29 @@ tee -a "$log" <"$work/devinfo.yaml"
 # ------------------------------------------------------------------ measurement families
 summary=$work/summary.yaml
 : >"$summary"
+stall_s=${CALIB_STALL_S:-25}  # a program whose current point does not change for this long is killed
+# Runs "$@" in the background and kills it when the point recorded in file $1 stops advancing for
+# $stall_s seconds (returns 124) or after $2 seconds in all (returns 125); else returns its status.
+run_watched() {
+  local nextf=$1 limit=$2
+  shift 2
+  "$@" &
+  local pid=$! last="" same=0 el=0 cur
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    el=$((el + 1))
+    cur=$(cat "$nextf" 2>/dev/null)
+    if [ "$cur" = "$last" ]; then same=$((same + 1)); else same=0; last=$cur; fi
+    if [ "$same" -ge "$stall_s" ] || [ "$el" -ge "$limit" ]; then
+      kill -TERM "$pid" 2>/dev/null
+      sleep 3
+      kill -KILL "$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+      if [ "$same" -ge "$stall_s" ]; then return 124; else return 125; fi
+    fi
+  done
+  wait "$pid"
+}
 run_family() {  # NAME CAP_SECONDS
   local name=$1 cap=$2
   local exe=$bin/$name csv=$out/$name.csv next=$work/$name.next
@@ -95,7 +120,7 @@ run_family() {  # NAME CAP_SECONDS
       break
     fi
     echo "$pos" >"$next"
-    timeout -k 5 "$remain" "$exe" --out "$csv" --start "$pos" --next "$next" 2>>"$work/logs/$name.err"
+    run_watched "$next" "$remain" "$exe" --out "$csv" --start "$pos" --next "$next" 2>>"$work/logs/$name.err"
     rc=$?
     [ $rc -eq 0 ] && break
     cur=$(cat "$next" 2>/dev/null || echo "$pos")
@@ -107,11 +132,15 @@ run_family() {  # NAME CAP_SECONDS
       say "$name: $note"
       break
     else
-      if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then st="fault:killed_after_${remain}s"; else st="fault:process_rc_$rc"; fi
+      case $rc in
+        124) st="fault:killed_no_progress_${stall_s}s" ;;
+        125) st="fault:killed_out_of_time" ;;
+        *) st="fault:process_rc_$rc" ;;
+      esac
       "$exe" --out "$csv" --mark-fault "$cur" --status "$st" 2>>"$work/logs/$name.err"
       pos=$((cur + 1))
     fi
-    say "$name: rc=$rc at point $cur, going on at $pos"
+    say "$name: rc=$rc, going on at point $pos"
     if [ $restarts -ge 12 ]; then
       note="gave up after $restarts restarts at point $pos"
       say "$name: $note"

@@ -102,17 +102,15 @@ __global__ void __launch_bounds__(32) sr_stream(const __grid_constant__ CUtensor
   const bool rec = blockIdx.x == 0;
   ClockRec cr;
   if (rec) clock_begin(&cr);
-  const long long n = a.total * a.passes;
-  const long long step = gridDim.x;
-  long long tile = blockIdx.x % a.total, j = 0;
+  const long long cnt = strided_count(blockIdx.x, gridDim.x, a.total * a.passes);
+  TileWalk w;
+  w.init(blockIdx.x, gridDim.x, a.tiles_x, (int)(a.total / a.tiles_x));
   int s = 0;
-  for (long long t = blockIdx.x; t < n; t += step, ++j) {
+  for (long long j = 0; j < cnt; ++j) {
     if (j >= a.stages) bulk_wait_read_dyn(a.stages - 1);
-    const int tx = (int)(tile % a.tiles_x), ty = (int)(tile / a.tiles_x);
-    tma_store_2d<OP>(&map, tx * a.box_w, ty * a.box_h, base + (unsigned)s * a.stage_stride);
+    tma_store_2d<OP>(&map, w.a * a.box_w, w.b * a.box_h, base + (unsigned)s * a.stage_stride);
     bulk_commit();
-    tile += step;
-    while (tile >= a.total) tile -= a.total;
+    w.next();
     if (++s == a.stages) s = 0;
   }
   bulk_wait_all();
@@ -131,9 +129,12 @@ __global__ void sr_latency(const __grid_constant__ CUtensorMap map, SrArgs a) {
   const unsigned base = fill_smem(smem_raw, a.stage_stride, a.fill, &base_ptr);
   if (threadIdx.x != 0) return;
   long long t[6];
+  unsigned long long m = reinterpret_cast<unsigned long long>(&map);
+  unsigned src = base;
+  asm volatile("" : "+l"(m), "+r"(src));  // operands ready before the clock is read
   for (int rep = 0; rep < 2; ++rep) {
     t[3 * rep] = clock64();
-    tma_store_2d<OP>(&map, 0, 0, base);
+    tma_store_2d<OP>(reinterpret_cast<const void*>(m), 0, 0, src);
     bulk_commit();
     bulk_wait_read<0>();
     t[3 * rep + 1] = clock64();

@@ -75,7 +75,7 @@ def main():
         "dram_bytes_per_requested_byte", "l2_read_bytes_per_requested_byte", "sectors_per_request",
         "requested_gbps", "units", "ncu_rc", "status"]
     with open(a.out, "w", newline="") as f:
-        w = csv.writer(f)
+        w = csv.writer(f, lineterminator="\n")
         w.writerow(cols)
         for p in points:
             i = p["tpoint"]
