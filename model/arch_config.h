@@ -17,10 +17,15 @@ struct TmaUnitConfig {
   uint32_t completion_latency = 10;       // last smem write to mbarrier complete_tx
 };
 
+// Two levels inside the unit, then the GPU's L2 (silicon: a round-robin over K descriptors costs
+// nothing extra up to 2, +22 cycles up to 8, +70 beyond: tests/calibration/h200/descriptor.csv).
 struct DescriptorCacheConfig {
-  uint32_t entries = 64;
-  uint32_t ways = 4;
+  uint32_t entries = 2;          // first level
+  uint32_t ways = 2;
   uint32_t hit_latency = 4;
+  uint32_t l2_entries = 8;       // second level (fully associative, LRU)
+  uint32_t l2_hit_latency = 22;  // added when only the second level has it
+  uint32_t fetch_latency = 70;   // round trip to the GPU's L2 for a descriptor both levels miss
 };
 
 struct SmemConfig {

@@ -10,7 +10,8 @@ namespace tma {
 DescriptorCache::DescriptorCache(sc_core::sc_module_name name, const ArchConfig& arch)
     : sc_module(name), in("in"), mem_out("mem_out"), clock_(arch.sm_clock_mhz), cfg_(arch.descriptor_cache),
       sets_(std::max<uint32_t>(1, arch.descriptor_cache.entries / std::max<uint32_t>(1, arch.descriptor_cache.ways))),
-      entries_(static_cast<size_t>(sets_) * std::max<uint32_t>(1, arch.descriptor_cache.ways)) {
+      entries_(static_cast<size_t>(sets_) * std::max<uint32_t>(1, arch.descriptor_cache.ways)),
+      l2_entries_(arch.descriptor_cache.l2_entries) {
   in.register_b_transport(this, &DescriptorCache::b_transport);
 }
 
@@ -33,10 +34,55 @@ DescriptorCache::Entry& DescriptorCache::victim(uint64_t address) {
   return *v;
 }
 
+DescriptorCache::Entry* DescriptorCache::find_l2(uint64_t address) {
+  for (Entry& e : l2_entries_)
+    if (e.address == address) return &e;
+  return nullptr;
+}
+
+DescriptorCache::Entry& DescriptorCache::victim_l2() {
+  Entry* v = &l2_entries_.front();
+  for (Entry& e : l2_entries_) {
+    if (e.address == ~0ull) return e;
+    if (e.lru < v->lru) v = &e;
+  }
+  return *v;
+}
+
+DescriptorCache::Entry& DescriptorCache::obtain(uint64_t address, uint64_t& t, int32_t sm, int& level) {
+  if (Entry* e = find(address)) {
+    level = 1;
+    if (e->ready_cycle > t) ++pending_hits_;  // a fill still in flight
+    t = std::max(t, e->ready_cycle) + cfg_.hit_latency;
+    e->lru = ++lru_clock_;
+    return *e;
+  }
+  Entry* second = l2_entries_.empty() ? nullptr : find_l2(address);
+  Entry& first = victim(address);
+  if (second) {
+    level = 2;
+    if (second->ready_cycle > t) ++pending_hits_;
+    t = std::max(t, second->ready_cycle) + cfg_.hit_latency + cfg_.l2_hit_latency;
+    first = *second;
+    second->lru = ++lru_clock_;
+  } else {
+    level = 0;
+    t = fetch(first, address, t, sm) + cfg_.hit_latency;
+    if (!l2_entries_.empty()) {
+      Entry& v = victim_l2();
+      v = first;
+      v.lru = ++lru_clock_;
+    }
+  }
+  first.lru = ++lru_clock_;
+  return first;
+}
+
 uint64_t DescriptorCache::fetch(Entry& e, uint64_t address, uint64_t cycle, int32_t sm) {
   MemRequest req;
   req.access = MemAccess::descriptor;
   req.sm = sm;
+  req.path_latency = cfg_.fetch_latency;
   mem_gp_.set_command(tlm::TLM_READ_COMMAND);
   mem_gp_.set_address(address);
   mem_gp_.set_data_ptr(e.bytes.data());
@@ -60,39 +106,36 @@ void DescriptorCache::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time
     case DescriptorCacheOp::invalidate:
       ++invalidations_;
       if (e) e->address = ~0ull;
+      if (Entry* s2 = l2_entries_.empty() ? nullptr : find_l2(address)) s2->address = ~0ull;
       t += cfg_.hit_latency;
       break;
-    case DescriptorCacheOp::prefetch:
+    case DescriptorCacheOp::prefetch: {
       ++prefetches_;
-      if (!e) {
-        Entry& v = victim(address);
-        fetch(v, address, t, r->sm);
-        v.lru = ++lru_clock_;
-      }
+      uint64_t t_fill = t;
+      int level;
+      obtain(address, t_fill, r->sm, level);
       t += 1;  // prefetch.tensormap does not wait for the fill
       break;
-    case DescriptorCacheOp::lookup:
-      if (e) {
-        ++hits_;
-        if (e->ready_cycle > t) ++pending_hits_;  // a prefetch still in flight
-        t = std::max(t, e->ready_cycle) + cfg_.hit_latency;
-        r->hit = true;
-      } else {
-        ++misses_;
-        e = &victim(address);
-        t = fetch(*e, address, t, r->sm) + cfg_.hit_latency;
-        r->hit = false;
-      }
-      e->lru = ++lru_clock_;
-      if (gp.get_data_ptr()) std::memcpy(gp.get_data_ptr(), e->bytes.data(), 128);
+    }
+    case DescriptorCacheOp::lookup: {
+      int level;
+      Entry& got = obtain(address, t, r->sm, level);
+      if (level == 1) ++hits_;
+      else if (level == 2) ++l2_hits_;
+      else ++misses_;
+      r->hit = level != 0;
+      if (gp.get_data_ptr()) std::memcpy(gp.get_data_ptr(), got.bytes.data(), 128);
       break;
+    }
   }
   delay = clock_.to_time(t) - sc_core::sc_time_stamp();
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
 void DescriptorCache::collect_stats(StatsRecord& out) const {
-  out.add("hits", hits_);
+  out.add("hits", hits_ + l2_hits_);
+  out.add("first_level_hits", hits_);
+  out.add("second_level_hits", l2_hits_);
   out.add("misses", misses_);
   out.add("hits_on_pending_fill", pending_hits_);
   out.add("prefetch_requests", prefetches_);

@@ -46,15 +46,22 @@ class DescriptorCache : public sc_core::sc_module, public StatsProvider {
   void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   Entry* find(uint64_t address);
   Entry& victim(uint64_t address);
+  // The second level: a small fully associative LRU list of entries.
+  Entry* find_l2(uint64_t address);
+  Entry& victim_l2();
   uint64_t fetch(Entry& e, uint64_t address, uint64_t cycle, int32_t sm);
+  // Looks up both levels, fetching on a miss; returns the cycle the descriptor is available and
+  // leaves it in the first level.
+  Entry& obtain(uint64_t address, uint64_t& t, int32_t sm, int& level);
 
   CycleClock clock_;
   DescriptorCacheConfig cfg_;
   uint32_t sets_;
   std::vector<Entry> entries_;
+  std::vector<Entry> l2_entries_;
   uint64_t lru_clock_ = 0;
   tlm::tlm_generic_payload mem_gp_;
-  uint64_t hits_ = 0, misses_ = 0, prefetches_ = 0, invalidations_ = 0, pending_hits_ = 0;
+  uint64_t hits_ = 0, l2_hits_ = 0, misses_ = 0, prefetches_ = 0, invalidations_ = 0, pending_hits_ = 0;
 };
 
 }  // namespace tma

@@ -118,7 +118,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   MemRequest plain;
   if (!req) req = &plain;
   const uint64_t t0 = clock_.to_cycles(sc_core::sc_time_stamp() + delay);
-  const uint64_t half = cfg_.hit_latency / 2;
+  const uint64_t half = (req->path_latency ? req->path_latency : cfg_.hit_latency) / 2;
   const uint64_t address = gp.get_address();
   const uint64_t bytes = gp.get_data_length();
   const uint64_t sector = cfg_.sector_bytes;

@@ -71,6 +71,7 @@ struct MemRequest : tlm::tlm_extension<MemRequest> {
   ReduceOp reduce = ReduceOp::add;
   int32_t sm = 0;
   uint64_t op_id = 0;
+  uint32_t path_latency = 0;      // round trip to the L2 for this request (0: the L2's hit latency)
   // filled in by the memory system
   uint32_t sectors_missed = 0;
   uint32_t dram_fill_bytes = 0;

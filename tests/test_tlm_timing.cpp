@@ -32,7 +32,7 @@ ArchConfig test_arch() {
   a.sm_count = 4;
   a.sm_clock_mhz = 1000;
   a.tma = {8, 16, 10, 1, 64, 5};  // queue, in flight, setup, AGU rate, outstanding, completion
-  a.descriptor_cache = {8, 2, 4};
+  a.descriptor_cache = {8, 2, 4, 0, 0, 0};  // one level; a miss takes the L2's own round trip
   a.smem.write_bytes_per_cycle = 128;
   a.smem.read_bytes_per_cycle = 128;
   a.smem.lsu_bytes_per_cycle = 128;
