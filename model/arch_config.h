@@ -48,12 +48,27 @@ struct L2Config {
   uint32_t sm_port_bytes_per_cycle = 64;   // one SM's link to L2 (each direction)
   uint32_t reduction_bytes_per_cycle = 512;  // L2 ALU throughput for reductions
   uint32_t request_overhead_cycles = 0;    // per L2 request, in the slice
+  // Two partitions on Hopper: a line lives in one (by address hash); an SM reaching a line of
+  // the other partition goes through the inter-partition crossbar, and both partitions count
+  // the sectors (what ncu's lts__t_sectors shows).
+  uint32_t partitions = 1;
+  uint32_t far_latency = 0;                // added to the round trip of a far access
+  uint32_t crossbar_bytes_per_cycle = 4096;  // between the partitions, each way
 };
 
+// DRAM as channels of banks with open pages: a channel moves bytes_per_cycle / channels; an
+// access to a bank whose open page is another one first keeps the bank busy for
+// row_miss_cycles (precharge and activate). Locality therefore matters: neighbouring accesses
+// share pages, scattered small ones pay the row misses.
 struct DramConfig {
-  double bytes_per_cycle = 1700;           // at the SM clock
+  double bytes_per_cycle = 1700;           // at the SM clock, all channels together
   uint32_t latency = 350;                  // added to an L2 miss
   uint32_t burst_bytes = 32;               // smallest fill
+  uint32_t channels = 1;
+  uint32_t banks = 1;                      // per channel
+  uint32_t interleave_bytes = 256;         // consecutive addresses change channel every this many bytes
+  uint32_t page_bytes = 2048;              // per bank
+  uint32_t row_miss_cycles = 0;
 };
 
 struct SimConfig {

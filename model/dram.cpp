@@ -6,16 +6,61 @@ namespace tma {
 
 Dram::Dram(sc_core::sc_module_name name, const ArchConfig& arch)
     : sc_module(name), in("in"), clock_(arch.sm_clock_mhz), cfg_(arch.dram),
-      server_(arch.dram.bytes_per_cycle, arch.sim.bandwidth_window_cycles) {
+      channels_(std::max<uint32_t>(1, arch.dram.channels),
+                BandwidthServer(arch.dram.bytes_per_cycle / std::max<uint32_t>(1, arch.dram.channels),
+                                arch.sim.bandwidth_window_cycles)),
+      banks_(static_cast<size_t>(std::max<uint32_t>(1, arch.dram.channels)) * std::max<uint32_t>(1, arch.dram.banks)) {
   in.register_b_transport(this, &Dram::b_transport);
 }
 
-// A read returns when its data is out (bandwidth) plus the access latency; a write-back is
-// posted: it takes bandwidth but nobody waits for it.
+namespace {
+uint64_t mix(uint64_t x) {  // address hash for channel and bank selection
+  x ^= x >> 31;
+  x *= 0x7FB5D329728EA185ull;
+  x ^= x >> 27;
+  return x;
+}
+}  // namespace
+
+uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle) {
+  const uint64_t nch = channels_.size(), nbank = std::max<uint32_t>(1, cfg_.banks);
+  const uint64_t chunk = address / cfg_.interleave_bytes;
+  const uint64_t channel = nch > 1 ? mix(chunk) % nch : 0;
+  // Address within the channel: its chunks one after another.
+  const uint64_t local = (chunk / nch) * cfg_.interleave_bytes + address % cfg_.interleave_bytes;
+  const uint64_t page = local / cfg_.page_bytes;
+  Bank& bank = banks_[channel * nbank + (nbank > 1 ? mix(page ^ 0x5bd1e995) % nbank : 0)];
+  // A page miss opens the page first (the bank is busy row_miss_cycles); transfers to an open
+  // page stream at the channel's rate.
+  uint64_t start = cycle;
+  if (bank.open_page != page) {
+    ++row_misses_;
+    if (cfg_.row_miss_cycles) {
+      start = std::max(cycle, bank.ready) + cfg_.row_miss_cycles;
+      bank.ready = start;
+    }
+    bank.open_page = page;
+  } else {
+    ++row_hits_;
+  }
+  const uint64_t done = channels_[channel].serve(start, bytes);
+  channels_[channel].retire_before(cycle > 100000 ? cycle - 100000 : 0);
+  return done;
+}
+
+// A read returns when its data is out (bandwidth and banks) plus the access latency; a write-back
+// is posted: it takes bandwidth but nobody waits for it.
 void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   const uint64_t t = clock_.to_cycles(sc_core::sc_time_stamp() + delay);
+  const uint64_t address = gp.get_address();
   const uint64_t bytes = gp.get_data_length();
-  const uint64_t served = server_.serve(t, bytes);
+  uint64_t served = t;
+  for (uint64_t off = 0; off < bytes;) {  // split at interleave boundaries
+    const uint64_t a = address + off;
+    const uint64_t n = std::min(bytes - off, cfg_.interleave_bytes - a % cfg_.interleave_bytes);
+    served = std::max(served, access(a, n, t));
+    off += n;
+  }
   ++accesses_;
   if (gp.is_write()) {
     write_bytes_ += bytes;
@@ -25,7 +70,6 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     delay = clock_.to_time(done) - sc_core::sc_time_stamp();
     last_done_cycle_ = std::max(last_done_cycle_, done);
   }
-  server_.retire_before(t > 100000 ? t - 100000 : 0);
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
@@ -33,6 +77,8 @@ void Dram::collect_stats(StatsRecord& out) const {
   out.add("read_bytes", read_bytes_);
   out.add("write_bytes", write_bytes_);
   out.add("accesses", accesses_);
+  out.add("row_hits", row_hits_);
+  out.add("row_misses", row_misses_);
 }
 
 }  // namespace tma

@@ -1,5 +1,6 @@
-// DRAM (HBM) behind the L2: a bandwidth server plus a fixed access latency. It carries no data
-// (the backing store is GlobalMemory); it times the L2's fills and write-backs.
+// DRAM (HBM) behind the L2: channels of banks with open pages (DramConfig), plus a fixed access
+// latency. It carries no data (the backing store is GlobalMemory); it times the L2's fills and
+// write-backs. The payload's address and length say what is read or written.
 #pragma once
 
 #include <systemc>
@@ -10,6 +11,8 @@
 #include "bandwidth_server.h"
 #include "cycle_time.h"
 #include "stats.h"
+
+#include <vector>
 
 namespace tma {
 
@@ -22,10 +25,18 @@ class Dram : public sc_core::sc_module, public StatsProvider {
 
  private:
   void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  struct Bank {
+    uint64_t open_page = ~0ull;
+    uint64_t ready = 0;  // cycle the bank can start a transfer
+  };
+  // One access within one interleave chunk: returns the cycle its last byte is out.
+  uint64_t access(uint64_t address, uint64_t bytes, uint64_t cycle);
+
   CycleClock clock_;
   DramConfig cfg_;
-  BandwidthServer server_;
-  uint64_t read_bytes_ = 0, write_bytes_ = 0, accesses_ = 0;
+  std::vector<BandwidthServer> channels_;
+  std::vector<Bank> banks_;  // channels x banks
+  uint64_t read_bytes_ = 0, write_bytes_ = 0, accesses_ = 0, row_misses_ = 0, row_hits_ = 0;
   uint64_t last_done_cycle_ = 0;
 };
 

@@ -13,6 +13,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const ArchConfig& arch, GlobalMem
       sets_(std::max<uint64_t>(1, arch.l2.capacity_bytes / (uint64_t{arch.l2.line_bytes} * arch.l2.ways))),
       lines_(sets_ * arch.l2.ways), slices_(arch.l2.bytes_per_cycle, arch.sim.bandwidth_window_cycles),
       reduction_alu_(arch.l2.reduction_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
+      crossbar_(arch.l2.crossbar_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
       window_(arch.sim.bandwidth_window_cycles) {
   in.register_b_transport(this, &L2Cache::b_transport);
 }
@@ -53,15 +54,16 @@ L2Cache::Line* L2Cache::allocate(uint64_t line_index, uint64_t cycle) {
   if (victim->tag != ~0ull) {
     ++evictions_;
     const uint64_t dirty_bytes = static_cast<uint64_t>(__builtin_popcount(victim->dirty)) * cfg_.sector_bytes;
-    if (dirty_bytes) dram_write(cycle, dirty_bytes);
+    if (dirty_bytes) dram_write(victim->tag * cfg_.line_bytes, dirty_bytes, cycle);
   }
   *victim = Line{};
   victim->tag = line_index;
   return victim;
 }
 
-uint64_t L2Cache::dram_read(uint64_t cycle, uint64_t bytes) {
+uint64_t L2Cache::dram_read(uint64_t address, uint64_t bytes, uint64_t cycle) {
   dram_gp_.set_command(tlm::TLM_READ_COMMAND);
+  dram_gp_.set_address(address);
   dram_gp_.set_data_length(static_cast<unsigned>(bytes));
   dram_gp_.set_data_ptr(nullptr);
   sc_core::sc_time d = clock_.to_time(cycle) - sc_core::sc_time_stamp();
@@ -69,13 +71,21 @@ uint64_t L2Cache::dram_read(uint64_t cycle, uint64_t bytes) {
   return clock_.to_cycles(sc_core::sc_time_stamp() + d);
 }
 
-void L2Cache::dram_write(uint64_t cycle, uint64_t bytes) {
+void L2Cache::dram_write(uint64_t address, uint64_t bytes, uint64_t cycle) {
   writeback_bytes_ += bytes;
   dram_gp_.set_command(tlm::TLM_WRITE_COMMAND);
+  dram_gp_.set_address(address);
   dram_gp_.set_data_length(static_cast<unsigned>(bytes));
   dram_gp_.set_data_ptr(nullptr);
   sc_core::sc_time d = clock_.to_time(cycle) - sc_core::sc_time_stamp();
   dram_out->b_transport(dram_gp_, d);
+}
+
+uint32_t L2Cache::home_partition(uint64_t line_index) const {
+  if (cfg_.partitions <= 1) return 0;
+  uint64_t h = line_index * 0xD6E8FEB86659FD93ull;
+  h ^= h >> 32;
+  return static_cast<uint32_t>(h % cfg_.partitions);
 }
 
 uint64_t L2Cache::fill(uint64_t begin, uint64_t end, uint64_t cycle, uint64_t& fetched) {
@@ -100,7 +110,17 @@ uint64_t L2Cache::fill(uint64_t begin, uint64_t end, uint64_t cycle, uint64_t& f
   }
   fetched += bytes;
   if (!bytes) return cycle;
-  const uint64_t in_l2 = dram_read(cycle, bytes);
+  // One DRAM access per contiguous run of missing sectors.
+  uint64_t in_l2 = cycle;
+  for (size_t i = 0; i < filling_.size();) {
+    const uint64_t run_start = filling_[i].first->tag * line + filling_[i].second * sector;
+    size_t j = i + 1;
+    while (j < filling_.size() &&
+           filling_[j].first->tag * line + filling_[j].second * sector == run_start + (j - i) * sector)
+      ++j;
+    in_l2 = std::max(in_l2, dram_read(run_start, (j - i) * sector, cycle));
+    i = j;
+  }
   for (auto [l, s] : filling_) l->ready[s] = in_l2;
   return in_l2;
 }
@@ -126,9 +146,14 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   ++requests_[static_cast<int>(req->access)];
   bytes_requested_ += bytes;
 
+  // A line of the other partition is reached through the inter-partition crossbar.
+  const bool far = cfg_.partitions > 1 && home_partition(address / cfg_.line_bytes) != near_partition(req->sm);
+  const uint64_t far_half = far ? cfg_.far_latency / 2 : 0;
+  if (far) ++far_requests_;
   // Request travels to the slice (write data crosses the SM link first).
-  uint64_t t_arrive = t0 + half + cfg_.request_overhead_cycles;
-  if (writes) t_arrive = std::max(t_arrive, from_sm_[port].serve(t0, bytes) + half);
+  uint64_t t_arrive = t0 + half + far_half + cfg_.request_overhead_cycles;
+  if (writes) t_arrive = std::max(t_arrive, from_sm_[port].serve(t0, bytes) + half + far_half);
+  if (far && writes) t_arrive = std::max(t_arrive, crossbar_.serve(t0 + half, bytes) + far_half);
   uint64_t t_ready = slices_.serve(t_arrive, bytes);
 
   // Sector lookup, one line at a time.
@@ -141,6 +166,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
     if (l) l->lru = ++lru_clock_;
     for (; a < line_end; a += sector) {
       ++sectors_requested_;
+      lts_sectors_ += far ? 2 : 1;  // a far access is counted by both partitions
       const uint32_t s = static_cast<uint32_t>((a % cfg_.line_bytes) / sector);
       if (l && (l->valid & (1u << s))) {
         ++sector_hits_;
@@ -194,10 +220,12 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
 
   // Response: data back over the SM link, or an acknowledgement.
   uint64_t t_done;
-  if (req->access == MemAccess::read || req->access == MemAccess::descriptor)
-    t_done = to_sm_[port].serve(t_ready, bytes) + half;
-  else
-    t_done = t_ready + half;
+  if (req->access == MemAccess::read || req->access == MemAccess::descriptor) {
+    if (far) t_ready = crossbar_.serve(t_ready, bytes);
+    t_done = to_sm_[port].serve(t_ready + far_half, bytes) + half;
+  } else {
+    t_done = t_ready + half + far_half;
+  }
   delay = clock_.to_time(t_done) - sc_core::sc_time_stamp();
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
 
@@ -205,6 +233,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   const uint64_t settled = clock_.now_cycles() > 4 * window_ ? clock_.now_cycles() - 4 * window_ : 0;
   slices_.retire_before(settled);
   reduction_alu_.retire_before(settled);
+  crossbar_.retire_before(settled);
   to_sm_[port].retire_before(settled);
   from_sm_[port].retire_before(settled);
 }
@@ -222,6 +251,8 @@ void L2Cache::collect_stats(StatsRecord& out) const {
   out.add("dram_fill_bytes", dram_fill_bytes_);
   out.add("writeback_bytes", writeback_bytes_);
   out.add("evictions", evictions_);
+  out.add("far_requests", far_requests_);
+  out.add("lts_sectors", lts_sectors_);
   out.add("sets", static_cast<uint64_t>(sets_));
 }
 

@@ -48,8 +48,11 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   // Fills the missing sectors of [begin, end) from DRAM; returns the cycle their data is in the
   // L2 (`cycle` when nothing was missing) and adds the bytes fetched to `fetched`.
   uint64_t fill(uint64_t begin, uint64_t end, uint64_t cycle, uint64_t& fetched);
-  uint64_t dram_read(uint64_t cycle, uint64_t bytes);
-  void dram_write(uint64_t cycle, uint64_t bytes);
+  uint64_t dram_read(uint64_t address, uint64_t bytes, uint64_t cycle);
+  void dram_write(uint64_t address, uint64_t bytes, uint64_t cycle);
+  // The partition that holds a line, and the one an SM is attached to.
+  uint32_t home_partition(uint64_t line_index) const;
+  uint32_t near_partition(int sm) const { return static_cast<uint32_t>(sm) % cfg_.partitions; }
   void apply_reduction(const MemRequest& req, uint64_t address, const uint8_t* src, uint64_t bytes);
 
   CycleClock clock_;
@@ -59,7 +62,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   size_t sets_;
   std::vector<Line> lines_;  // sets_ x ways
   uint64_t lru_clock_ = 0;
-  BandwidthServer slices_, reduction_alu_;
+  BandwidthServer slices_, reduction_alu_, crossbar_;
   std::vector<BandwidthServer> to_sm_, from_sm_;
   uint32_t window_;
   tlm::tlm_generic_payload dram_gp_;
@@ -68,6 +71,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint64_t requests_[5] = {0, 0, 0, 0, 0};  // by MemAccess
   uint64_t sectors_requested_ = 0, sector_hits_ = 0, sector_misses_ = 0;
   uint64_t bytes_requested_ = 0, dram_fill_bytes_ = 0, writeback_bytes_ = 0, evictions_ = 0;
+  uint64_t far_requests_ = 0, lts_sectors_ = 0;
 };
 
 }  // namespace tma
