@@ -27,6 +27,7 @@ class GpuSystem : public sc_core::sc_module {
   TmaUnit& unit(uint32_t sm) { return *units_[sm]; }
   ClusterFabric& fabric() { return fabric_; }
   GlobalMemory& memory() { return memory_; }
+  L2Cache& l2() { return l2_; }
   const ArchConfig& arch() const { return arch_; }
   InvariantLog& invariants() { return invariants_; }
   // End-of-run invariants (every operation completed); call after sc_start returns.

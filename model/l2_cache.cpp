@@ -125,6 +125,17 @@ uint64_t L2Cache::fill(uint64_t begin, uint64_t end, uint64_t cycle, uint64_t& f
   return in_l2;
 }
 
+void L2Cache::prefill(uint64_t address, uint64_t bytes) {
+  const uint64_t line = cfg_.line_bytes;
+  const uint64_t limit = std::min<uint64_t>(bytes, cfg_.capacity_bytes);
+  for (uint64_t a = address / line * line; a < address + limit; a += line) {
+    Line* l = find(a / line);
+    if (!l) l = allocate(a / line, 0);
+    l->valid = static_cast<uint8_t>((1u << sectors_per_line_) - 1);
+    l->lru = ++lru_clock_;
+  }
+}
+
 void L2Cache::apply_reduction(const MemRequest& req, uint64_t address, const uint8_t* src, uint64_t bytes) {
   const uint32_t e = element_bytes(req.dtype);
   for (uint64_t i = 0; i + e <= bytes; i += e) {

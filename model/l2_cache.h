@@ -30,6 +30,9 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   L2Cache(sc_core::sc_module_name name, const ArchConfig& arch, GlobalMemory& memory);
   void collect_stats(StatsRecord& out) const override;
   void end_of_elaboration() override;
+  // Marks [address, address + bytes) as present (clean), as if read before the run: a warm L2.
+  // Stops when the L2 is full.
+  void prefill(uint64_t address, uint64_t bytes);
 
  private:
   struct Line {

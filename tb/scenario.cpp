@@ -213,7 +213,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     doc = YamlDoc::parse(out.c_str(), path + " (with overrides)");
   }
   YamlField root = doc.root();
-  root.check_keys({"name", "description", "sms", "cluster_size", "gpu", "memory_fill", "arch", "tensors",
+  root.check_keys({"name", "description", "sms", "cluster_size", "gpu", "memory_fill", "l2_warm", "arch", "tensors",
                    "descriptors", "workload"});
   Scenario s;
   s.path = path;
@@ -227,6 +227,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   if (fill != "word_hash" && fill != "zero") throw root["memory_fill"].error("expected word_hash or zero");
   s.memory_fill = fill == "zero" ? MemoryFill::zero : MemoryFill::word_hash;
   s.arch = root["arch"].as_string_or("configs/arch/h100.yaml");
+  s.l2_warm = root["l2_warm"].as_bool_or(false);
   YamlField tensors = root["tensors"];
   if (!tensors.is_map()) throw tensors.error("expected a mapping of tensor names to tensors");
   for (const std::string& k : tensors.keys()) s.tensors[k] = read_tensor(k, tensors[k]);

@@ -68,6 +68,7 @@ struct Scenario {
   uint32_t cluster_size = 1;
   GpuArch gpu = GpuArch::sm90;
   MemoryFill memory_fill = MemoryFill::word_hash;
+  bool l2_warm = false;                // the tensors start in the L2 (as after an earlier pass)
   std::string arch;                    // default architecture file, may be overridden
   std::map<std::string, ScenarioTensor> tensors;
   std::map<std::string, ScenarioDescriptor> descriptors;

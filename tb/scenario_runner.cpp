@@ -113,6 +113,12 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
     const std::array<uint8_t, 128> bytes = encode_descriptor(d.map);
     gpu.memory().write(d.address, bytes.data(), bytes.size());
   }
+  if (s.l2_warm)
+    for (const auto& [name, t] : s.tensors) {
+      const uint64_t bytes = t.dims.size() > 1 ? t.strides.back() * t.dims.back()
+                                               : t.dims[0] * element_bytes(t.dtype) / elements_per_unit(t.dtype);
+      gpu.l2().prefill(t.address, bytes);
+    }
   const std::vector<SmProgram> programs = build_programs(s, arch);
   auto cluster_syncs = std::vector<std::shared_ptr<ClusterSync>>();
   for (uint32_t c = 0; c < s.sms / s.cluster_size; ++c) {
@@ -192,6 +198,9 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   r.latency_p90 = percentile(lat, 0.90);
   r.latency_p99 = percentile(lat, 0.99);
   r.latency_max = lat.empty() ? 0 : *std::max_element(lat.begin(), lat.end());
+  r.latency_min = lat.empty() ? 0 : *std::min_element(lat.begin(), lat.end());
+  r.lts_sectors = sum("gpu.l2", "lts_sectors");
+  r.dram_row_misses = sum("gpu.dram", "row_misses");
   r.scoreboard_checked = scoreboard.checked();
   r.scoreboard_mismatches = scoreboard.mismatches();
   r.scoreboard_reports = scoreboard.reports();
@@ -229,7 +238,8 @@ std::vector<std::pair<std::string, std::string>> summary_fields(const RunSummary
       {"descriptor_hits", u(r.descriptor_hits)}, {"descriptor_misses", u(r.descriptor_misses)},
       {"bank_conflicts", u(r.bank_conflicts)},     {"consumer_bank_conflicts", u(r.lsu_bank_conflicts)},
       {"latency_p50", u(r.latency_p50)}, {"latency_p90", u(r.latency_p90)},
-      {"latency_p99", u(r.latency_p99)}, {"latency_max", u(r.latency_max)},
+      {"latency_p99", u(r.latency_p99)}, {"latency_max", u(r.latency_max)}, {"latency_min", u(r.latency_min)},
+      {"lts_sectors", u(r.lts_sectors)}, {"dram_row_misses", u(r.dram_row_misses)},
       {"scoreboard_checked", u(r.scoreboard_checked)}, {"scoreboard_mismatches", u(r.scoreboard_mismatches)},
       {"invariant_checks", u(r.invariant_checks)}, {"invariant_violations", u(r.invariant_violations)},
   };

@@ -38,7 +38,9 @@ struct RunSummary {
   uint64_t descriptor_hits = 0, descriptor_misses = 0;
   uint64_t bank_conflicts = 0, smem_wavefronts = 0;       // TMA writes and reads
   uint64_t lsu_wavefronts = 0, lsu_bank_conflicts = 0;     // the consumer's fragment reads
-  uint32_t latency_p50 = 0, latency_p90 = 0, latency_p99 = 0, latency_max = 0;
+  uint32_t latency_p50 = 0, latency_p90 = 0, latency_p99 = 0, latency_max = 0, latency_min = 0;
+  uint64_t lts_sectors = 0;          // L2 sector accesses counted by both partitions (ncu's view)
+  uint64_t dram_row_misses = 0;
   uint64_t scoreboard_checked = 0, scoreboard_mismatches = 0;
   std::vector<std::string> scoreboard_reports;
   uint64_t invariant_checks = 0, invariant_violations = 0;
