@@ -6,5 +6,7 @@ namespace tma::cli {
 int check(int argc, char** argv);
 int run(int argc, char** argv);
 int bench(int argc, char** argv);
+int random(int argc, char** argv);
+int coverage(int argc, char** argv);
 
 }  // namespace tma::cli

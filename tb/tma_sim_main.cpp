@@ -16,6 +16,8 @@ const char* kUsage =
     "  check PATH...        replay golden cases (silicon captures) and report mismatches\n"
     "  run SCENARIO.yaml    run a scenario on the TLM model and print a summary\n"
     "  bench                host speed of the reference engine and the pipeline\n"
+    "  random --seed S --count N   constrained-random cases through the pipeline, with coverage\n"
+    "  coverage merge|report       merge and report functional-coverage files\n"
     "\n"
     "Run 'tma-sim COMMAND --help' for the options of a command.\n";
 
@@ -42,6 +44,8 @@ int sc_main(int argc, char** argv) {
   if (cmd == "check") return tma::cli::check(argc - 2, argv + 2);
   if (cmd == "run") return tma::cli::run(argc - 2, argv + 2);
   if (cmd == "bench") return tma::cli::bench(argc - 2, argv + 2);
+  if (cmd == "random") return tma::cli::random(argc - 2, argv + 2);
+  if (cmd == "coverage") return tma::cli::coverage(argc - 2, argv + 2);
   std::fprintf(stderr, "tma-sim: unknown command '%s'\n%s", cmd.c_str(), kUsage);
   return 2;
 }
