@@ -134,9 +134,10 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     w.filter_size.assign(fs.begin(), fs.end());
     w.output_channel_tiles = static_cast<uint32_t>(n["output_channel_tiles"].as_uint64_or(1, 1, 1u << 16));
   } else if (kind == "stream") {
-    n.check_keys({"kind", "load", "store", "reduce", "stages", "compute_cycles", "max_tiles_per_sm", "tile_order",
-                  "prefetch_descriptors", "consumer_reads"});
+    n.check_keys({"kind", "load", "store", "reduce", "passes", "stages", "compute_cycles", "max_tiles_per_sm",
+                  "tile_order", "prefetch_descriptors", "consumer_reads"});
     w.kind = WorkloadKind::stream;
+    w.passes = static_cast<uint32_t>(n["passes"].as_uint64_or(1, 1, 1u << 20));
     w.load = need_descriptor("load");
     w.store = optional_descriptor("store");
     w.reduce_op = n["reduce"].as_string_or("");

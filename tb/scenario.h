@@ -56,6 +56,7 @@ struct Workload {
   // stream
   std::string load, store;             // descriptors (store optional: write each tile back)
   std::string reduce_op;               // stream with reduce: "add" etc. instead of store
+  uint32_t passes = 1;                 // stream: times each SM goes over its tiles
   // ops
   std::vector<ScenarioOp> ops;
 };

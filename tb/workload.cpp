@@ -201,6 +201,7 @@ void build_stream(const Scenario& s, const ArchConfig& arch, std::vector<SmProgr
   if (!w.reduce_op.empty()) parse_op_name("reduce_" + w.reduce_op, back, red);
   for (uint32_t sm = 0; sm < s.sms; ++sm) {
     SmProgram& p = progs[sm];
+    for (uint32_t pass = 0; pass < w.passes; ++pass)
     for (auto [y, x] : dealt[sm]) {
       Step st;
       const uint32_t base = static_cast<uint32_t>((p.steps.size() % w.stages) * stage);
