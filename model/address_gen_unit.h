@@ -24,6 +24,12 @@
 
 namespace tma {
 
+// Dimension 0 (or an im2col pixel's channels) is copied in units: one element, one interleave
+// slice, or one group of 16 sub-byte values (global and shared-memory sizes may differ).
+struct AguUnit {
+  uint32_t elements = 1, global_bytes = 1, smem_bytes = 1;
+};
+
 // The unit's request to generate one operation; the AGU fills in the results.
 struct AguCommand : tlm::tlm_extension<AguCommand> {
   TmaCommand cmd;
@@ -55,9 +61,14 @@ class AddressGenUnit : public sc_core::sc_module, public StatsProvider {
   // One contiguous global run and where its bytes go in the box (or come from, for stores).
   struct Run {
     uint64_t address = 0;
-    uint32_t bytes = 0;
+    uint32_t bytes = 0;        // global bytes
     uint32_t box_offset = 0;
+    // Stores of padded sub-byte units: the shared-memory side is `units` units of `smem_unit`
+    // bytes each (b6x16_p32 packs each 16 to 12 global bytes); 0 when both sides match.
+    uint32_t units = 0;
+    uint32_t smem_unit = 0;
   };
+  using Unit = AguUnit;
   // What the shape of the operation produces, before timing.
   struct Plan {
     std::vector<Run> runs;           // data to move
@@ -74,6 +85,10 @@ class AddressGenUnit : public sc_core::sc_module, public StatsProvider {
   void plan_tiled(const AguCommand& c, Plan& plan) const;
   void plan_im2col(const AguCommand& c, Plan& plan) const;
   void plan_store(const AguCommand& c, Plan& plan) const;
+  // One row of a load: `count` units from coordinate `start` (stepping `step` coordinates) of a
+  // row whose element 0 is at `row_address` (or outside the tensor: `row_inside` false).
+  void plan_row(const Unit& u, bool row_inside, uint64_t row_address, int64_t start,
+                uint32_t step, uint32_t count, uint64_t dim0, uint32_t row_off, Plan& plan) const;
   // Issue timing: the cycle the next request may go, given rate and outstanding budget.
   uint64_t next_issue_slot(uint64_t earliest);
   void retire(uint64_t done);

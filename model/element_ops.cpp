@@ -62,6 +62,13 @@ void oob_fill_element(DataType t, OobFill fill, uint8_t* dst) {
   }
 }
 
+void pack_b6p2x16(const uint8_t* smem16, uint8_t* global12) {
+  std::memset(global12, 0, 12);
+  for (int i = 0; i < 16; ++i)
+    for (int b = 0; b < 6; ++b)
+      if ((smem16[i] >> b) & 1) global12[(6 * i + b) / 8] |= static_cast<uint8_t>(1u << ((6 * i + b) % 8));
+}
+
 // ---- IEEE half / bfloat16 ----
 
 float half_to_float(uint16_t h) {

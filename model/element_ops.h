@@ -24,6 +24,10 @@ bool reduce_supported(DataType t, ReduceOp op);
 // global = global (op) source, in place. Only for supported pairs.
 void reduce_element(DataType t, ReduceOp op, const uint8_t* smem_element, uint8_t* global_element);
 
+// .b6p2x16 (a store through a b6x16_p32 map): sixteen shared-memory bytes, 6 data bits at the LSB and
+// 2 padding bits at the MSB, packed to 12 global bytes, element i at bits [6i, 6i+6) little-endian.
+void pack_b6p2x16(const uint8_t* smem16, uint8_t* global12);
+
 // IEEE helpers used by the reductions (round to nearest even), exposed for tests.
 uint16_t float_to_half_rne(float f);
 uint16_t float_to_bf16_rne(float f);

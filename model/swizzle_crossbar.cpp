@@ -98,13 +98,16 @@ void SwizzleCrossbar::deliver(tlm::tlm_generic_payload& gp, sc_core::sc_time& de
     gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return;
   }
-  const uint32_t e = smem_unit_bytes(d->dtype);
+  const uint32_t e = element_bytes(d->dtype);
   uint32_t fill_total = 0;
   for (const SmemPiece& p : d->pieces) fill_total += p.fill ? p.bytes : 0;
   buffer_.resize(fill_total + gp.get_data_length());
   uint8_t* fill = buffer_.data();
   uint8_t* data = buffer_.data() + fill_total;
-  for (uint32_t i = 0; i < fill_total; i += e) oob_fill_element(d->dtype, d->oob_fill, fill + i);
+  if (is_sub_byte(d->dtype))
+    std::memset(fill, 0, fill_total);  // their fill is zero (NaN fill is refused for them)
+  else
+    for (uint32_t i = 0; i < fill_total; i += e) oob_fill_element(d->dtype, d->oob_fill, fill + i);
   fill_bytes_ += fill_total;
   // Value conversion of the data (tf32 rounds; the other types pass unchanged).
   if (d->dtype == DataType::tf32 || d->dtype == DataType::tf32_ftz) {

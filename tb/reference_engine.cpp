@@ -137,15 +137,6 @@ bool read_unit(const TensorMap& m, const Unit& u, const Coords& x, const std::ve
   return true;
 }
 
-// .b6p2x16 (a store through a b6x16_p32 map): sixteen shared-memory bytes, 6 data bits at the LSB and
-// 2 padding bits at the MSB, packed to 12 global bytes, element i at bits [6i, 6i+6) little-endian.
-void pack_b6p2x16(const uint8_t* smem16, uint8_t* global12) {
-  std::memset(global12, 0, 12);
-  for (int i = 0; i < 16; ++i)
-    for (int b = 0; b < 6; ++b)
-      if ((smem16[i] >> b) & 1) global12[(6 * i + b) / 8] |= static_cast<uint8_t>(1u << ((6 * i + b) % 8));
-}
-
 // ---------------------------------------------------------------- shared-memory rows
 
 // Where rows go in shared memory: row r at base + r * pitch, each byte through the swizzle.
@@ -166,8 +157,11 @@ SmemLayout smem_layout(const TensorMap& m, uint32_t base, uint32_t row_bytes) {
   return {base, (span && row_bytes < span) ? span : row_bytes, m.swizzle, m.swizzle_atom};
 }
 
+// A swizzle moves bytes within their 128-byte line, so with one the last line must fit whole
+// (an interleaved row is not padded to the span: its bytes can move past the rows' end).
 bool fits(const std::vector<uint8_t>& smem, const SmemLayout& lay, uint64_t rows) {
-  return lay.base + rows * lay.pitch <= smem.size();
+  const uint64_t end = lay.base + rows * lay.pitch;
+  return (lay.mode == SwizzleMode::none ? end : (end + 127) / 128 * 128) <= smem.size();
 }
 
 // ---------------------------------------------------------------- tiled and gather4 boxes
