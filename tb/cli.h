@@ -6,6 +6,10 @@ namespace tma::cli {
 int check(int argc, char** argv);
 int run(int argc, char** argv);
 int bench(int argc, char** argv);
+int regress(int argc, char** argv);
+int regress_merge(int argc, char** argv);
+int regress_selftest(int argc, char** argv);  // hidden: fault injection for the runner's tests
+int sweep(int argc, char** argv);
 int random(int argc, char** argv);
 int coverage(int argc, char** argv);
 

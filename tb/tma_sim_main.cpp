@@ -16,6 +16,9 @@ const char* kUsage =
     "  check PATH...        replay golden cases (silicon captures) and report mismatches\n"
     "  run SCENARIO.yaml    run a scenario on the TLM model and print a summary\n"
     "  bench                host speed of the reference engine and the pipeline\n"
+    "  regress FILE         run a regression list (jobs in parallel, JUnit, replay commands)\n"
+    "  regress-merge DIR... merge the shards of a regression or sweep into one report\n"
+    "  sweep FILE           run a parameter sweep and write one CSV row per point\n"
     "  random --seed S --count N   constrained-random cases through the pipeline, with coverage\n"
     "  coverage merge|report       merge and report functional-coverage files\n"
     "\n"
@@ -44,6 +47,10 @@ int sc_main(int argc, char** argv) {
   if (cmd == "check") return tma::cli::check(argc - 2, argv + 2);
   if (cmd == "run") return tma::cli::run(argc - 2, argv + 2);
   if (cmd == "bench") return tma::cli::bench(argc - 2, argv + 2);
+  if (cmd == "regress") return tma::cli::regress(argc - 2, argv + 2);
+  if (cmd == "regress-merge") return tma::cli::regress_merge(argc - 2, argv + 2);
+  if (cmd == "regress-selftest") return tma::cli::regress_selftest(argc - 2, argv + 2);
+  if (cmd == "sweep") return tma::cli::sweep(argc - 2, argv + 2);
   if (cmd == "random") return tma::cli::random(argc - 2, argv + 2);
   if (cmd == "coverage") return tma::cli::coverage(argc - 2, argv + 2);
   std::fprintf(stderr, "tma-sim: unknown command '%s'\n%s", cmd.c_str(), kUsage);
