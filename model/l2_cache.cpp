@@ -81,6 +81,40 @@ void L2Cache::dram_write(uint64_t address, uint64_t bytes, uint64_t cycle) {
   dram_out->b_transport(dram_gp_, d);
 }
 
+// Copies of far lines live in the same array under a tag of their own per partition.
+uint64_t L2Cache::copy_tag(uint64_t line_index, uint32_t partition) const {
+  return line_index | (uint64_t{1} << 63) | (uint64_t{partition} << 62);
+}
+
+bool L2Cache::near_copy_holds(uint64_t address, uint64_t bytes, uint32_t partition) {
+  const uint64_t sector = cfg_.sector_bytes, line = cfg_.line_bytes;
+  for (uint64_t a = address / sector * sector; a < address + bytes; a += sector) {
+    Line* l = find(copy_tag(a / line, partition));
+    if (!l || !(l->valid & (1u << ((a % line) / sector)))) return false;
+  }
+  return true;
+}
+
+void L2Cache::keep_near_copy(uint64_t address, uint64_t bytes, uint32_t partition, uint64_t ready) {
+  const uint64_t sector = cfg_.sector_bytes, line = cfg_.line_bytes;
+  for (uint64_t a = address / sector * sector; a < address + bytes; a += sector) {
+    const uint64_t tag = copy_tag(a / line, partition);
+    Line* l = find(tag);
+    if (!l) l = allocate(tag, ready);
+    const uint32_t s = static_cast<uint32_t>((a % line) / sector);
+    l->valid |= static_cast<uint8_t>(1u << s);
+    l->ready[s] = ready;
+    l->lru = ++lru_clock_;
+  }
+}
+
+void L2Cache::drop_near_copies(uint64_t address, uint64_t bytes) {
+  const uint64_t sector = cfg_.sector_bytes, line = cfg_.line_bytes;
+  for (uint32_t p = 0; p < cfg_.partitions; ++p)
+    for (uint64_t a = address / sector * sector; a < address + bytes; a += sector)
+      if (Line* l = find(copy_tag(a / line, p))) l->valid &= static_cast<uint8_t>(~(1u << ((a % line) / sector)));
+}
+
 uint32_t L2Cache::home_partition(uint64_t line_index) const {
   if (cfg_.partitions <= 1) return 0;
   uint64_t h = line_index * 0xD6E8FEB86659FD93ull;
@@ -157,8 +191,17 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   ++requests_[static_cast<int>(req->access)];
   bytes_requested_ += bytes;
 
-  // A line of the other partition is reached through the inter-partition crossbar.
-  const bool far = cfg_.partitions > 1 && home_partition(address / cfg_.line_bytes) != near_partition(req->sm);
+  // A line of the other partition is reached through the inter-partition crossbar, unless the
+  // near partition keeps a copy of it from an earlier read (then it is a near access).
+  const uint32_t near = near_partition(req->sm);
+  bool far = cfg_.partitions > 1 && home_partition(address / cfg_.line_bytes) != near;
+  const bool reads = req->access == MemAccess::read || req->access == MemAccess::descriptor ||
+                     req->access == MemAccess::prefetch;
+  const bool copy_hit = far && reads && near_copy_holds(address, bytes, near);
+  if (copy_hit) {
+    far = false;
+    ++near_copy_hits_;
+  }
   const uint64_t far_half = far ? cfg_.far_latency / 2 : 0;
   if (far) ++far_requests_;
   // Request travels to the slice (write data crosses the SM link first).
@@ -173,7 +216,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   uint32_t missed = 0;
   for (uint64_t a = first; a < last;) {
     const uint64_t li = a / cfg_.line_bytes, line_end = std::min(last, (li + 1) * cfg_.line_bytes);
-    Line* l = find(li);
+    Line* l = find(copy_hit ? copy_tag(li, near) : li);
     if (l) l->lru = ++lru_clock_;
     for (; a < line_end; a += sector) {
       ++sectors_requested_;
@@ -213,6 +256,10 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
       if (l) l->dirty |= static_cast<uint8_t>(1u << ((a % cfg_.line_bytes) / sector));
     }
     t_ready = reduction_alu_.serve(t_ready, bytes);
+  }
+  if (cfg_.partitions > 1) {
+    if (far && reads) keep_near_copy(address, bytes, near, t_ready);
+    if (writes) drop_near_copies(address, bytes);
   }
   req->sectors_missed = missed;
   req->dram_fill_bytes = static_cast<uint32_t>(fetched);
@@ -263,6 +310,7 @@ void L2Cache::collect_stats(StatsRecord& out) const {
   out.add("writeback_bytes", writeback_bytes_);
   out.add("evictions", evictions_);
   out.add("far_requests", far_requests_);
+  out.add("near_copy_hits", near_copy_hits_);
   out.add("lts_sectors", lts_sectors_);
   out.add("sets", static_cast<uint64_t>(sets_));
 }

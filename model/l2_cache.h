@@ -56,6 +56,11 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   // The partition that holds a line, and the one an SM is attached to.
   uint32_t home_partition(uint64_t line_index) const;
   uint32_t near_partition(int sm) const { return static_cast<uint32_t>(sm) % cfg_.partitions; }
+  // The near partition's copies of far lines (reads make them, writes drop them).
+  uint64_t copy_tag(uint64_t line_index, uint32_t partition) const;
+  bool near_copy_holds(uint64_t address, uint64_t bytes, uint32_t partition);
+  void keep_near_copy(uint64_t address, uint64_t bytes, uint32_t partition, uint64_t ready);
+  void drop_near_copies(uint64_t address, uint64_t bytes);
   void apply_reduction(const MemRequest& req, uint64_t address, const uint8_t* src, uint64_t bytes);
 
   CycleClock clock_;
@@ -74,7 +79,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint64_t requests_[5] = {0, 0, 0, 0, 0};  // by MemAccess
   uint64_t sectors_requested_ = 0, sector_hits_ = 0, sector_misses_ = 0;
   uint64_t bytes_requested_ = 0, dram_fill_bytes_ = 0, writeback_bytes_ = 0, evictions_ = 0;
-  uint64_t far_requests_ = 0, lts_sectors_ = 0;
+  uint64_t far_requests_ = 0, lts_sectors_ = 0, near_copy_hits_ = 0;
 };
 
 }  // namespace tma
