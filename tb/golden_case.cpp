@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <system_error>
 
 #include "tensor_map_yaml.h"
 #include "yaml_reader.h"
@@ -26,9 +27,19 @@ namespace {
 std::vector<uint8_t> read_binary(const YamlField& field, const std::string& case_path, uint64_t expect_size) {
   const std::string name = field.as_string();
   const fs::path p = fs::path(case_path).parent_path() / name;
+  // A folder (an empty name is the case's own) opens but throws std::ios_base::failure on the
+  // first read, and a device may never end: only a regular file is read.
+  std::error_code ec;
+  if (fs::exists(p, ec) && !fs::is_regular_file(p, ec))
+    throw field.error("cannot read '" + p.string() + "': not a regular file");
   std::ifstream in(p, std::ios::binary);
   if (!in) throw field.error("cannot read '" + p.string() + "'");
-  std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> data;
+  try {
+    data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure& e) {
+    throw field.error("cannot read '" + p.string() + "': " + e.what());
+  }
   if (expect_size != UINT64_MAX && data.size() != expect_size)
     throw field.error("'" + p.string() + "' has " + std::to_string(data.size()) + " bytes, expected " +
                       std::to_string(expect_size));
