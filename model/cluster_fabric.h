@@ -25,6 +25,8 @@ class ClusterFabric : public sc_core::sc_module, public StatsProvider {
   ClusterFabric(sc_core::sc_module_name name, const ArchConfig& arch, uint32_t cluster_size);
   void collect_stats(StatsRecord& out) const override;
   uint32_t cluster_size() const { return cluster_size_; }
+  // Notices and data with no destination (a CTA outside the cluster, an unbound issuer).
+  uint64_t misrouted() const { return misrouted_; }
 
  private:
   void route_data(int port, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);

@@ -32,6 +32,8 @@ namespace tma {
 
 void GpuSystem::check_drained() {
   for (auto& u : units_) u->check_drained();
+  invariants_.check(fabric_.misrouted() == 0, "cluster fabric: " + std::to_string(fabric_.misrouted()) +
+                                                  " completions or data pieces had no destination");
 }
 
 }  // namespace tma

@@ -1,7 +1,9 @@
 // The modelled GPU: N SMs' TMA units sharing one L2 and DRAM over a global-memory backing
 // store, SMs grouped into thread-block clusters by the ClusterFabric. The issuers (the CTAs'
-// instruction streams) belong to the testbench: each binds to unit(i).cmd_in and to
-// fabric().completion_out.
+// instruction streams) belong to the testbench (docs/integration.md): issuer i binds to
+// unit(i).cmd_in and unit(i).smem().lsu_in (its own shared-memory reads; SystemC requires the
+// binding even when unused), and the i-th binding of fabric().completion_out delivers SM i's
+// completions.
 #pragma once
 
 #include <systemc>

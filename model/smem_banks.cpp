@@ -6,7 +6,7 @@
 namespace tma {
 
 SmemBanks::SmemBanks(sc_core::sc_module_name name, const ArchConfig& arch)
-    : sc_module(name), write_in("write_in"), dsmem_in("dsmem_in"), read_in("read_in"), clock_(arch.sm_clock_mhz),
+    : sc_module(name), write_in("write_in"), dsmem_in("dsmem_in"), read_in("read_in"), lsu_in("lsu_in"), clock_(arch.sm_clock_mhz),
       cfg_(arch.smem), bytes_(arch.smem.capacity_bytes, 0xCD),
       write_port_(arch.smem.write_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
       read_port_(arch.smem.read_bytes_per_cycle, arch.sim.bandwidth_window_cycles),

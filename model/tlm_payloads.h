@@ -8,6 +8,7 @@
 #include <tlm>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tensor_map.h"
@@ -54,7 +55,7 @@ struct TmaCompletion : tlm::tlm_extension<TmaCompletion> {
   int32_t cta = 0;          // receiving CTA (multicast delivers to several)
   int32_t src_sm = 0;       // the SM whose unit ran the operation
   OpOutcome outcome = OpOutcome::ok;
-  const char* fault_reason = "";
+  std::string fault_reason;  // why the operation faulted (empty when it did not)
 
   tlm::tlm_extension_base* clone() const override { return new TmaCompletion(*this); }
   void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const TmaCompletion&>(e); }

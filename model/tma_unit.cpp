@@ -175,7 +175,7 @@ uint64_t TmaUnit::process(const Pending& p, uint64_t t) {
   c.tx_bytes = agu.tx_bytes;
   c.src_sm = sm_;
   c.outcome = agu.outcome;
-  c.fault_reason = agu.outcome == OpOutcome::fault ? "fault" : "";
+  c.fault_reason = agu.outcome == OpOutcome::fault ? agu.fault_reason : std::string();
   const uint16_t mask = (cmd.op.kind == OpKind::load && cmd.cta_mask) ? cmd.cta_mask : static_cast<uint16_t>(1u << cta_);
   for (int cta = 0; cta < 16; ++cta) {
     if (!(mask & (1u << cta))) continue;

@@ -63,9 +63,14 @@ bool compact_tiled(const TensorMap& m, const TmaOp& op, bool store, Compact& c) 
     inside(op.coords[0], 1, m.box[0], m.dims[0], a0, b0);
     if (a0 == b0) return false;
     first0 = static_cast<uint64_t>(op.coords[0] + static_cast<int64_t>(a0));
-    row_len = (b0 - a0) * unit;
-    c.map.dims[0] = b0 - a0;
-    c.op.coords[0] = -static_cast<int32_t>(a0);
+    // Whether the box start is 16-byte aligned (a fault if not) depends on coords[0] modulo 16
+    // elements: the packed row starts that many elements early so that the packed coordinate
+    // keeps the same residue and the reference sees the same fault.
+    const uint64_t lead = is_sub_byte(m.dtype) ? 0 : first0 % 16;
+    first0 -= lead;
+    row_len = (b0 - a0 + lead) * unit;
+    c.map.dims[0] = b0 - a0 + lead;
+    c.op.coords[0] = static_cast<int32_t>(lead) - static_cast<int32_t>(a0);
   }
   const uint64_t align = m.interleave == Interleave::b32 ? 32 : 16;
   // Stores write whole 16-byte chunks past the row's end: keep room for them.
