@@ -181,6 +181,7 @@ uint64_t TmaUnit::process(const Pending& p, uint64_t t) {
     if (!(mask & (1u << cta))) continue;
     c.cta = cta;
     schedule_completion(c, done);
+    if (cmd.op.kind == OpKind::load) bytes_delivered_ += agu.tx_bytes;
   }
   for (OpObserver* o : observers_) o->op_finished(sm_, rec);
   return std::max(agu.issue_end_cycle, t + 1);
@@ -234,6 +235,7 @@ void TmaUnit::collect_stats(StatsRecord& out) const {
   out.add("descriptor_invalidations", descriptor_invalidations_);
   out.add("faults", faults_);
   out.add("bytes_loaded", bytes_loaded_);
+  out.add("bytes_delivered", bytes_delivered_);
   out.add("busy_cycles", busy_cycles_);
   out.add("queue_full_stalls", queue_full_stalls_);
   out.add("inflight_limit_stalls", inflight_stalls_);

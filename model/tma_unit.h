@@ -115,6 +115,7 @@ class TmaUnit : public sc_core::sc_module, public StatsProvider {
   uint64_t accepted_ = 0, completed_ = 0, completed_ops_ = 0, faults_ = 0, queue_full_stalls_ = 0, inflight_stalls_ = 0;
   uint64_t loads_ = 0, stores_ = 0, reductions_ = 0, prefetches_ = 0, descriptor_prefetches_ = 0;
   uint64_t descriptor_invalidations_ = 0, bytes_loaded_ = 0, busy_cycles_ = 0;
+  uint64_t bytes_delivered_ = 0;  // loads' complete_tx bytes summed over every receiving CTA (multicast: each)
   uint64_t latency_sum_ = 0, latency_max_ = 0;
 };
 

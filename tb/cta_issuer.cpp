@@ -51,6 +51,7 @@ void CtaIssuer::completed(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
   }
   if (c->mbarrier == kBulkMbarrier) {
     ++bulk_done_;
+    after_pending_.erase(c->op_id);
     invariants_.check(bulk_done_ <= bulk_issued_, std::string(name()) + ": more bulk completions than bulk operations");
   } else {
     // Each step's mbarrier receives exactly the completions the step expects.
@@ -119,7 +120,16 @@ void CtaIssuer::consumer() {
     const uint64_t now = clock_.now_cycles();
     const uint64_t busy = std::max<uint64_t>(st.compute_cycles, st.reads.empty() ? 0 : read_tiles(st) - now);
     if (busy) sc_core::wait(clock_.to_time(busy));
-    for (const IssueOp& op : st.after) issue(op, kBulkMbarrier);
+    if (st.bulk_wait_pending != kNoBulkWait) {
+      // cp.async.bulk.wait_group(.read) N: at most N earlier bulk operations of the steps still owed.
+      const uint64_t w0 = clock_.now_cycles();
+      while (after_pending_.size() > st.bulk_wait_pending) sc_core::wait(completion_event_);
+      bulk_wait_cycles_ += clock_.now_cycles() - w0;
+    }
+    for (const IssueOp& op : st.after) {
+      after_pending_.insert(next_op_id_);  // the id issue() gives it
+      issue(op, kBulkMbarrier);
+    }
     ++cluster_->released[cta_][i % stages_];
     cluster_->changed.notify(sc_core::SC_ZERO_TIME);
   }
@@ -136,6 +146,7 @@ void CtaIssuer::collect_stats(StatsRecord& out) const {
   out.add("faults", faults_);
   out.add("producer_stall_cycles", producer_stall_cycles_);
   out.add("consumer_wait_cycles", consumer_wait_cycles_);
+  out.add("bulk_wait_cycles", bulk_wait_cycles_);
   out.add("finish_cycle", finish_cycle_);
 }
 

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "cycle_time.h"
@@ -62,6 +63,7 @@ class CtaIssuer : public sc_core::sc_module, public StatsProvider {
   std::unordered_map<uint64_t, uint64_t> issued_at_;  // op id -> issue cycle
   uint64_t next_op_id_;
   uint64_t bulk_issued_ = 0, bulk_done_ = 0;
+  std::unordered_set<uint64_t> after_pending_;  // op ids of the steps' `after` operations not yet complete
   sc_core::sc_event completion_event_;
   bool finished_ = false;
   sc_core::sc_event finished_event_;
@@ -69,6 +71,7 @@ class CtaIssuer : public sc_core::sc_module, public StatsProvider {
   std::vector<uint32_t> latencies_;
   std::vector<uint8_t> read_buffer_;
   uint64_t faults_ = 0, ops_issued_ = 0, producer_stall_cycles_ = 0, consumer_wait_cycles_ = 0;
+  uint64_t bulk_wait_cycles_ = 0;  // the consumer waiting on a step's bulk_wait_pending
 };
 
 }  // namespace tma

@@ -135,11 +135,41 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     w.output_channel_tiles = static_cast<uint32_t>(n["output_channel_tiles"].as_uint64_or(1, 1, 1u << 16));
   } else if (kind == "stream") {
     n.check_keys({"kind", "load", "store", "reduce", "passes", "stages", "compute_cycles", "max_tiles_per_sm",
-                  "tile_order", "prefetch_descriptors", "consumer_reads"});
+                  "tile_order", "prefetch_descriptors", "consumer_reads", "multicast", "multicast_issuer", "shared_tiles"});
     w.kind = WorkloadKind::stream;
     w.passes = static_cast<uint32_t>(n["passes"].as_uint64_or(1, 1, 1u << 20));
-    w.load = need_descriptor("load");
+    // `load` may be left out (or null) only by a store-only (or reduce-only) stream, which has `store`.
+    if (n["load"].is_null() && !n["store"].present())
+      throw n["load"].error("a stream needs 'load' (the tiles it loads), or 'store' without 'load' for a "
+                            "store-only stream");
+    w.load = n["load"].is_null() ? std::string() : need_descriptor("load");
     w.store = optional_descriptor("store");
+    w.multicast = n["multicast"].as_bool_or(false);
+    if (w.multicast) {
+      if (s.cluster_size < 2)
+        throw n["multicast"].error("multicast needs the scenario's cluster_size to be 2 or more (it is " +
+                                   std::to_string(s.cluster_size) + ")");
+      if (w.load.empty()) throw n["multicast"].error("a multicast stream needs 'load' (the tiles it multicasts)");
+      if (!w.store.empty())
+        throw n["store"].error("a multicast stream only loads: 'store' and 'reduce' are not allowed with multicast");
+    }
+    // The plain counterpart of a multicast stream: the same tiles per cluster, each CTA loading them.
+    w.shared_tiles = n["shared_tiles"].as_bool_or(false);
+    if (w.shared_tiles) {
+      if (s.cluster_size < 2)
+        throw n["shared_tiles"].error("shared_tiles needs the scenario's cluster_size to be 2 or more (it is " +
+                                      std::to_string(s.cluster_size) + ")");
+      if (w.multicast) throw n["shared_tiles"].error("shared_tiles and multicast exclude each other");
+      if (w.load.empty()) throw n["shared_tiles"].error("shared_tiles needs 'load'");
+      if (!w.store.empty()) throw n["store"].error("a shared_tiles stream only loads: 'store' and 'reduce' are not allowed");
+    }
+    if (!n["multicast_issuer"].is_null()) {
+      const std::string issuer = n["multicast_issuer"].as_string();
+      if (issuer != "first" && issuer != "rotate")
+        throw n["multicast_issuer"].error("expected one of: first, rotate; got '" + issuer + "'");
+      if (!w.multicast) throw n["multicast_issuer"].error("multicast_issuer needs 'multicast: true'");
+      w.multicast_rotate = issuer == "rotate";
+    }
     w.reduce_op = n["reduce"].as_string_or("");
     if (!w.reduce_op.empty()) {
       OpKind k;

@@ -54,9 +54,12 @@ struct Workload {
   std::vector<uint32_t> filter_size;   // R, S (D for 5D)
   uint32_t output_channel_tiles = 1;
   // stream
-  std::string load, store;             // descriptors (store optional: write each tile back)
+  std::string load, store;             // descriptors: load and/or store (store only: a store-only stream)
   std::string reduce_op;               // stream with reduce: "add" etc. instead of store
   uint32_t passes = 1;                 // stream: times each SM goes over its tiles
+  bool multicast = false;              // stream: each tile loaded once into every CTA of a cluster
+  bool multicast_rotate = false;       // multicast_issuer: rotate (CTA step % cluster_size), else CTA 0
+  bool shared_tiles = false;           // stream: tiles dealt to clusters, every CTA loads each one itself
   // ops
   std::vector<ScenarioOp> ops;
 };

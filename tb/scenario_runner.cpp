@@ -182,6 +182,7 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   r.prefetches = sum("", "prefetches");
   r.faults = sum(".agu", "faults");
   r.bytes_loaded = sum("", "bytes_loaded");
+  r.bytes_delivered = sum("", "bytes_delivered");
   r.bytes_stored = sum(".splitter", "write_bytes") + sum(".splitter", "reduce_bytes");
   r.l2_requests = sum(".splitter", "l2_requests");
   r.sectors_requested = sum("gpu.l2", "sectors_requested");
@@ -234,6 +235,9 @@ std::vector<std::pair<std::string, std::string>> summary_fields(const RunSummary
       {"faults", u(r.faults)},           {"bytes_loaded", u(r.bytes_loaded)},
       {"bytes_stored", u(r.bytes_stored)},
       {"load_bandwidth_gbs", f(r.load_bandwidth_gbs())},
+      {"bytes_delivered", u(r.bytes_delivered)},
+      {"delivered_bandwidth_gbs", f(r.delivered_bandwidth_gbs())},
+      {"store_bandwidth_gbs", f(r.store_bandwidth_gbs())},
       {"l2_requests", u(r.l2_requests)}, {"sectors_requested", u(r.sectors_requested)},
       {"sector_hits", u(r.sector_hits)}, {"l2_hit_rate", f(r.l2_hit_rate())},
       {"dram_read_bytes", u(r.dram_read_bytes)}, {"dram_write_bytes", u(r.dram_write_bytes)},
@@ -257,8 +261,17 @@ void print_summary(std::FILE* out, const RunSummary& r) {
                static_cast<unsigned long long>(r.loads), static_cast<unsigned long long>(r.stores),
                static_cast<unsigned long long>(r.reductions), static_cast<unsigned long long>(r.prefetches),
                static_cast<unsigned long long>(r.faults));
-  std::fprintf(out, "  tile traffic       %.3f MB into shared memory, %.3f MB stored; load bandwidth %.1f GB/s\n",
-               r.bytes_loaded / mb, r.bytes_stored / mb, r.load_bandwidth_gbs());
+  if (r.bytes_delivered == r.bytes_loaded) {
+    std::fprintf(out, "  tile traffic       %.3f MB into shared memory, %.3f MB stored; load bandwidth %.1f GB/s\n",
+                 r.bytes_loaded / mb, r.bytes_stored / mb, r.load_bandwidth_gbs());
+  } else {  // multicast: each multicast tile is read once and delivered to several CTAs
+    std::fprintf(out, "  tile traffic       %.3f MB loaded (read once), %.3f MB delivered into shared memory, %.3f MB "
+                      "stored; load bandwidth %.1f GB/s, delivered %.1f GB/s\n",
+                 r.bytes_loaded / mb, r.bytes_delivered / mb, r.bytes_stored / mb, r.load_bandwidth_gbs(),
+                 r.delivered_bandwidth_gbs());
+  }
+  if (r.bytes_stored && !r.bytes_loaded)  // a store-only stream
+    std::fprintf(out, "  store bandwidth    %.1f GB/s\n", r.store_bandwidth_gbs());
   std::fprintf(out, "  L2                 %llu requests, %llu sectors, hit rate %.1f%%\n",
                static_cast<unsigned long long>(r.l2_requests), static_cast<unsigned long long>(r.sectors_requested),
                100 * r.l2_hit_rate());

@@ -30,7 +30,9 @@ struct RunSummary {
   double clock_mhz = 0;
   uint64_t cycles = 0;               // simulated cycles until the last CTA finished
   uint64_t loads = 0, stores = 0, reductions = 0, prefetches = 0, faults = 0;
-  uint64_t bytes_loaded = 0;         // complete_tx bytes: tile traffic into shared memory
+  uint64_t bytes_loaded = 0;         // complete_tx bytes of the loads, once per operation: the unique
+                                     // bytes read from global (a multicast counts once)
+  uint64_t bytes_delivered = 0;      // the loads' bytes into shared memory: once per receiving CTA
   uint64_t bytes_stored = 0;         // bytes written or reduced by stores and reductions
   uint64_t l2_requests = 0, sectors_requested = 0, sector_hits = 0, sector_misses = 0;
   uint64_t bytes_requested = 0;      // by the splitters
@@ -50,6 +52,8 @@ struct RunSummary {
 
   double seconds() const { return cycles / (clock_mhz * 1e6); }
   double load_bandwidth_gbs() const { return cycles ? bytes_loaded / seconds() / 1e9 : 0; }
+  double delivered_bandwidth_gbs() const { return cycles ? bytes_delivered / seconds() / 1e9 : 0; }
+  double store_bandwidth_gbs() const { return cycles ? bytes_stored / seconds() / 1e9 : 0; }
   double l2_hit_rate() const { return sectors_requested ? double(sector_hits) / sectors_requested : 0; }
   // DRAM bytes filled beyond the sectors that missed: what promotion brought in unasked.
   uint64_t overfetch_bytes(uint32_t sector_bytes = 32) const {

@@ -185,32 +185,62 @@ void build_conv(const Scenario& s, const ArchConfig& arch, std::vector<SmProgram
 }
 
 // ---- Stream: every tile of a tensor (dimensions 0 and 1 tiled by the box), loaded, optionally
-// written or reduced back through a second descriptor.
+// written or reduced back through a second descriptor. Without `load` (a store-only stream) each
+// step stores (or reduces) one tile from its stage, as it is, with at most `stages` bulk operations
+// outstanding. With `multicast` the tiles are dealt to clusters and each one is loaded once into
+// every CTA of its cluster.
 void build_stream(const Scenario& s, const ArchConfig& arch, std::vector<SmProgram>& progs) {
   const Workload& w = s.workload;
-  const ScenarioDescriptor& ld = desc(s, w.load);
+  const bool store_only = w.load.empty();
+  // The tiles are those of the load's descriptor, or of the store's in a store-only stream.
+  const ScenarioDescriptor& ld = desc(s, store_only ? w.store : w.load);
   const TensorMap& m = ld.map;
   const uint64_t stage = align_up(box_smem_bytes(m), 1024);
   check_fits(stage * w.stages, arch, "stream stages");
   const uint64_t span0 = static_cast<uint64_t>(m.box[0]) * (m.interleave == Interleave::none ? 1 : m.element_strides[0]);
   const uint64_t tx = div_up(m.dims[0], span0);
   const uint64_t ty = m.rank > 1 ? div_up(m.dims[1], static_cast<uint64_t>(m.box[1])) : 1;
-  auto dealt = deal_tiles(ty, tx, w.column_major, s.sms, w.max_tiles_per_sm);
+  // Multicast: a cluster of cs CTAs takes the tiles one SM would (max_tiles_per_sm caps the cluster).
+  const uint32_t cs = (w.multicast || w.shared_tiles) ? s.cluster_size : 1;
+  auto dealt = deal_tiles(ty, tx, w.column_major, s.sms / cs, w.max_tiles_per_sm);
   ReduceOp red = ReduceOp::add;
   OpKind back = OpKind::store;
   if (!w.reduce_op.empty()) parse_op_name("reduce_" + w.reduce_op, back, red);
   for (uint32_t sm = 0; sm < s.sms; ++sm) {
     SmProgram& p = progs[sm];
+    const uint32_t group = sm / cs, cta = sm % cs;
     for (uint32_t pass = 0; pass < w.passes; ++pass)
-    for (auto [y, x] : dealt[sm]) {
+    for (auto [y, x] : dealt[group]) {
       Step st;
       const uint32_t base = static_cast<uint32_t>((p.steps.size() % w.stages) * stage);
       std::vector<int64_t> coords(m.rank, 0);
       coords[0] = static_cast<int64_t>(x * span0);
       if (m.rank > 1) coords[1] = static_cast<int64_t>(y * m.box[1]);
+      st.compute_cycles = w.compute_cycles;
+      if (store_only) {
+        // As cp.async.bulk.wait_group.read (stages - 1) before a stage is reused: the store of step
+        // i waits until at most stages - 1 earlier ones are incomplete (the model has no separate
+        // "shared memory read done" event, so the store's completion stands for it).
+        st.after.push_back(make_op(ld, back, coords, base, red));
+        st.bulk_wait_pending = w.stages - 1;
+        p.steps.push_back(st);
+        continue;
+      }
+      if (w.multicast) {
+        // Every CTA of the cluster runs the same steps; one of them issues the step's load to all.
+        const uint32_t issuer = w.multicast_rotate ? static_cast<uint32_t>(p.steps.size() % cs) : 0;
+        if (cta == issuer) {
+          IssueOp op = make_op(ld, OpKind::load, coords, base);
+          op.cmd.cta_mask = static_cast<uint16_t>((1u << cs) - 1);
+          st.loads.push_back(op);
+        }
+        st.expected_completions = 1;  // its own load or the multicast of a peer
+        if (w.consumer_reads) st.reads.push_back(tile_read(m, base));
+        p.steps.push_back(st);
+        continue;
+      }
       st.loads.push_back(make_op(ld, OpKind::load, coords, base));
       st.expected_completions = 1;
-      st.compute_cycles = w.compute_cycles;
       add_reads(s, st);
       if (!w.store.empty()) st.after.push_back(make_op(desc(s, w.store), back, coords, base, red));
       p.steps.push_back(st);

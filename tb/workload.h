@@ -27,12 +27,17 @@ struct TileRead {
   SwizzleAtom atom = SwizzleAtom::b16;
 };
 
+constexpr uint32_t kNoBulkWait = 0xFFFFFFFFu;
+
 struct Step {
   std::vector<IssueOp> loads;          // issued by the producer into the step's stage
   uint32_t expected_completions = 0;   // completions the stage waits for (own loads + multicasts received)
   uint32_t compute_cycles = 0;
   std::vector<IssueOp> after;          // issued by the consumer when the step is done (stores)
   std::vector<TileRead> reads;         // what the consumer reads from the stage (consumer_reads)
+  // cp.async.bulk.wait_group N before `after` is issued: the consumer first waits until at most N
+  // of the CTA's earlier `after` operations are incomplete. kNoBulkWait: no wait.
+  uint32_t bulk_wait_pending = kNoBulkWait;
 };
 
 struct SmProgram {

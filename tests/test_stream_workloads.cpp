@@ -1,0 +1,239 @@
+// The `stream` workload's store-only and multicast forms (docs/scenarios.md): what the scenario
+// reader accepts and refuses, the programs build_programs makes of them, and two timed runs each
+// (configs/scenarios/stream_store.yaml, stream_multicast.yaml):
+//   - a store-only stream on one SM with stages=1 ends later than with stages=4 (the issuer's
+//     wait_group bound of stages-1 outstanding stores is real);
+//   - a multicast stream of N tiles on a cluster of 2 reads N tiles' bytes from the L2 but
+//     delivers 2N into shared memory (summary bytes_loaded vs bytes_delivered).
+// SystemC allows one elaboration per process and run_scenario elaborates a whole GPU, so each
+// timed run happens in a child process (fork) that sends its summary numbers back through a pipe.
+#define BOOST_TEST_MODULE stream_workloads
+#include <boost/test/unit_test.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "arch_config_yaml.h"
+#include "scenario.h"
+#include "scenario_runner.h"
+#include "workload.h"
+#include "yaml_reader.h"
+
+using namespace tma;
+
+// SystemC's library wants an sc_main; Boost.Test provides main.
+int sc_main(int, char**) { return 0; }
+
+namespace {
+
+const std::string kRoot = TMA_SOURCE_DIR;
+
+Scenario scenario(const std::string& name, const std::vector<std::string>& sets = {}) {
+  return load_scenario(kRoot + "/configs/scenarios/" + name + ".yaml", sets);
+}
+
+ArchConfig h100() { return load_arch_config(kRoot + "/configs/arch/h100.yaml"); }
+
+// The field a YamlError names, or "" when the scenario loads.
+std::string error_field(const std::string& name, const std::vector<std::string>& sets) {
+  try {
+    scenario(name, sets);
+  } catch (const YamlError& e) {
+    return e.field();
+  }
+  return "";
+}
+
+// The numbers a timed run reports (plain data: it crosses the pipe as bytes).
+struct Result {
+  bool ok = false;
+  uint64_t cycles = 0, loads = 0, stores = 0, reductions = 0;
+  uint64_t bytes_loaded = 0, bytes_delivered = 0, bytes_stored = 0, bytes_requested = 0;
+  uint64_t scoreboard_checked = 0, scoreboard_mismatches = 0, invariant_checks = 0, invariant_violations = 0;
+};
+
+Result run_in_child(const Scenario& s) {
+  int fd[2];
+  BOOST_REQUIRE(pipe(fd) == 0);
+  const pid_t pid = fork();
+  BOOST_REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(fd[0]);
+    Result r;
+    try {
+      RunOptions opt;
+      opt.progress = false;
+      const RunSummary sum = run_scenario(s, h100(), opt);
+      r.ok = true;
+      r.cycles = sum.cycles;
+      r.loads = sum.loads;
+      r.stores = sum.stores;
+      r.reductions = sum.reductions;
+      r.bytes_loaded = sum.bytes_loaded;
+      r.bytes_delivered = sum.bytes_delivered;
+      r.bytes_stored = sum.bytes_stored;
+      r.bytes_requested = sum.bytes_requested;
+      r.scoreboard_checked = sum.scoreboard_checked;
+      r.scoreboard_mismatches = sum.scoreboard_mismatches;
+      r.invariant_checks = sum.invariant_checks;
+      r.invariant_violations = sum.invariant_violations;
+    } catch (...) {
+      r.ok = false;
+    }
+    const ssize_t n = write(fd[1], &r, sizeof r);
+    _exit(n == static_cast<ssize_t>(sizeof r) ? 0 : 1);
+  }
+  close(fd[1]);
+  Result r;
+  size_t got = 0;
+  while (got < sizeof r) {
+    const ssize_t n = read(fd[0], reinterpret_cast<char*>(&r) + got, sizeof r - got);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  BOOST_REQUIRE(got == sizeof r);
+  BOOST_REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  BOOST_REQUIRE(r.ok);
+  return r;
+}
+
+constexpr uint64_t kStoreTileBytes = 32 * 64 * 4;      // stream_store: 32x64 f32
+constexpr uint64_t kMulticastTileBytes = 64 * 64 * 2;  // stream_multicast: 64x64 bf16
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(reader_accepts_store_only_and_multicast) {
+  const Scenario st = scenario("stream_store");
+  BOOST_TEST(st.workload.load.empty());
+  BOOST_TEST(st.workload.store == "C_tile");
+  BOOST_TEST(!st.workload.multicast);
+  const Scenario mc = scenario("stream_multicast");
+  BOOST_TEST(mc.workload.multicast);
+  BOOST_TEST(!mc.workload.multicast_rotate);
+  BOOST_TEST(scenario("stream_multicast", {"workload.multicast_issuer=rotate"}).workload.multicast_rotate);
+}
+
+BOOST_AUTO_TEST_CASE(reader_refuses_with_the_field_named) {
+  // Neither load nor store.
+  BOOST_TEST(error_field("stream_tiles", {"workload.load=~"}) == "workload.load");
+  // Multicast needs clusters, a load, and no store; the issuer is first or rotate, with multicast only.
+  BOOST_TEST(error_field("stream_multicast", {"cluster_size=1"}) == "workload.multicast");
+  BOOST_TEST(error_field("stream_store", {"cluster_size=2", "workload.multicast=true"}) == "workload.multicast");
+  BOOST_TEST(error_field("stream_multicast", {"workload.store=T_tile"}) == "workload.store");
+  BOOST_TEST(error_field("stream_multicast", {"workload.multicast_issuer=last"}) == "workload.multicast_issuer");
+  BOOST_TEST(error_field("stream_multicast", {"workload.multicast=false", "workload.multicast_issuer=first"}) ==
+             "workload.multicast_issuer");
+  // shared_tiles (the plain counterpart) needs clusters and a load, and excludes multicast and stores.
+  BOOST_TEST(error_field("stream_multicast", {"workload.shared_tiles=true"}) == "workload.shared_tiles");
+  BOOST_TEST(error_field("stream_tiles", {"workload.shared_tiles=true"}) == "workload.shared_tiles");
+  BOOST_TEST(error_field("stream_multicast", {"workload.multicast=false", "workload.shared_tiles=true",
+                                              "workload.store=T_tile"}) == "workload.store");
+  // A reduction still needs its descriptor.
+  BOOST_TEST(error_field("stream_store", {"workload.reduce=mul"}) == "workload.reduce");
+}
+
+BOOST_AUTO_TEST_CASE(store_only_program) {
+  for (const char* reduce : {"", "add"}) {
+    std::vector<std::string> sets = {"workload.stages=3"};
+    if (*reduce) sets.push_back(std::string("workload.reduce=") + reduce);
+    const Scenario s = scenario("stream_store", sets);
+    const auto progs = build_programs(s, h100());
+    std::set<std::pair<int32_t, int32_t>> tiles;
+    for (const SmProgram& p : progs) {
+      BOOST_TEST(p.steps.size() == 16u);  // max_tiles_per_sm
+      for (size_t i = 0; i < p.steps.size(); ++i) {
+        const Step& st = p.steps[i];
+        BOOST_TEST(st.loads.empty());
+        BOOST_TEST(st.expected_completions == 0u);
+        BOOST_TEST(st.bulk_wait_pending == 2u);  // stages - 1
+        BOOST_REQUIRE(st.after.size() == 1u);
+        BOOST_TEST((st.after[0].cmd.op.kind == (*reduce ? OpKind::reduce : OpKind::store)));
+        BOOST_TEST(st.after[0].cmd.op.smem_addr == (i % 3) * 8192);
+        tiles.emplace(st.after[0].cmd.op.coords[0], st.after[0].cmd.op.coords[1]);
+      }
+    }
+    BOOST_TEST(tiles.size() == 8u * 16u);  // every SM its own tiles
+  }
+  // A stream that loads has no wait_group bound (its behaviour is unchanged).
+  for (const SmProgram& p : build_programs(scenario("stream_reduce", {"sms=2"}), h100()))
+    for (const Step& st : p.steps) BOOST_TEST(st.bulk_wait_pending == kNoBulkWait);
+}
+
+BOOST_AUTO_TEST_CASE(multicast_program) {
+  for (uint32_t cs : {2u, 4u})
+    for (const char* issuer : {"first", "rotate"})
+      for (const char* order : {"row_major", "column_major"}) {
+        const Scenario s = scenario("stream_multicast", {"cluster_size=" + std::to_string(cs),
+                                                         std::string("workload.multicast_issuer=") + issuer,
+                                                         std::string("workload.tile_order=") + order});
+        const bool rotate = std::string(issuer) == "rotate";
+        const auto progs = build_programs(s, h100());
+        std::set<std::tuple<int32_t, int32_t>> tiles;
+        uint64_t loads = 0;
+        for (uint32_t sm = 0; sm < s.sms; ++sm) {
+          const SmProgram& p = progs[sm];
+          const SmProgram& first = progs[sm - sm % cs];
+          BOOST_TEST(p.steps.size() == 16u);  // max_tiles_per_sm caps the cluster
+          for (size_t i = 0; i < p.steps.size(); ++i) {
+            const Step& st = p.steps[i];
+            BOOST_TEST(st.expected_completions == 1u);
+            const uint32_t owner = rotate ? static_cast<uint32_t>(i % cs) : 0;
+            BOOST_TEST(st.loads.size() == (sm % cs == owner ? 1u : 0u));
+            for (const IssueOp& op : st.loads) {
+              ++loads;
+              BOOST_TEST(op.cmd.cta_mask == (1u << cs) - 1);
+              tiles.emplace(op.cmd.op.coords[0], op.cmd.op.coords[1]);
+            }
+            // Every CTA of the cluster runs the same tiles into the same stages.
+            BOOST_TEST(first.steps[i].expected_completions == st.expected_completions);
+          }
+        }
+        BOOST_TEST(loads == (s.sms / cs) * 16u);  // each tile loaded once per cluster
+        BOOST_TEST(tiles.size() == loads);        // and by one cluster only
+      }
+}
+
+BOOST_AUTO_TEST_CASE(store_only_wait_group_bound_is_real) {
+  const Result one = run_in_child(scenario("stream_store", {"sms=1", "workload.stages=1"}));
+  const Result four = run_in_child(scenario("stream_store", {"sms=1", "workload.stages=4"}));
+  for (const Result* r : {&one, &four}) {
+    BOOST_TEST(r->stores == 16u);
+    BOOST_TEST(r->loads == 0u);
+    BOOST_TEST(r->bytes_stored == 16 * kStoreTileBytes);
+    BOOST_TEST(r->scoreboard_checked == 16u);
+    BOOST_TEST(r->scoreboard_mismatches == 0u);
+    BOOST_TEST(r->invariant_checks > 0u);
+    BOOST_TEST(r->invariant_violations == 0u);
+  }
+  // One store at a time: each waits for the last (a round trip per tile); four overlap.
+  BOOST_TEST(one.cycles > four.cycles * 3 / 2, "stages=1: " << one.cycles << " cycles, stages=4: " << four.cycles);
+  // The reduce-only form is checked by the scoreboard as well.
+  const Result red = run_in_child(scenario("stream_store", {"sms=2", "workload.reduce=add"}));
+  BOOST_TEST(red.reductions == 32u);
+  BOOST_TEST(red.scoreboard_checked == 32u);
+  BOOST_TEST(red.scoreboard_mismatches == 0u);
+  BOOST_TEST(red.invariant_violations == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(multicast_reads_once_delivers_to_each_cta) {
+  const uint64_t n = 16;  // one cluster of 2 takes max_tiles_per_sm tiles
+  for (const char* issuer : {"first", "rotate"}) {
+    const Result r = run_in_child(
+        scenario("stream_multicast", {"sms=2", "cluster_size=2", std::string("workload.multicast_issuer=") + issuer}));
+    BOOST_TEST(r.loads == n);
+    BOOST_TEST(r.bytes_loaded == n * kMulticastTileBytes);         // unique: read once
+    BOOST_TEST(r.bytes_requested == n * kMulticastTileBytes);      // what the splitters asked the L2 for
+    BOOST_TEST(r.bytes_delivered == 2 * n * kMulticastTileBytes);  // into both CTAs' shared memory
+    BOOST_TEST(r.scoreboard_checked == n);
+    BOOST_TEST(r.scoreboard_mismatches == 0u);
+    BOOST_TEST(r.invariant_violations == 0u);
+  }
+}
