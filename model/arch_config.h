@@ -26,6 +26,10 @@ struct DescriptorCacheConfig {
   uint32_t l2_entries = 8;       // second level (fully associative, LRU)
   uint32_t l2_hit_latency = 22;  // added when only the second level has it
   uint32_t fetch_latency = 70;   // round trip to the GPU's L2 for a descriptor both levels miss
+  // Beyond the unit: descriptors the SM's L1 data cache holds (0 entries: none). A descriptor both
+  // levels miss that is there costs sm_l1_hit_latency instead of a fetch from the L2.
+  uint32_t sm_l1_entries = 0;
+  uint32_t sm_l1_hit_latency = 80;
 };
 
 struct SmemConfig {

@@ -65,9 +65,20 @@ DescriptorCache::Entry& DescriptorCache::obtain(uint64_t address, uint64_t& t, i
     t = std::max(t, second->ready_cycle) + cfg_.hit_latency + cfg_.l2_hit_latency;
     first = *second;
     second->lru = ++lru_clock_;
+  } else if (const Entry* l1 = find_sm_l1(address)) {
+    level = 3;
+    if (l1->ready_cycle > t) ++pending_hits_;
+    t = std::max(t, l1->ready_cycle) + cfg_.hit_latency + cfg_.sm_l1_hit_latency;
+    first = *l1;
+    if (!l2_entries_.empty()) {
+      Entry& v = victim_l2();
+      v = first;
+      v.lru = ++lru_clock_;
+    }
   } else {
     level = 0;
     t = fetch(first, address, t, sm) + cfg_.hit_latency;
+    fill_sm_l1(first);
     if (!l2_entries_.empty()) {
       Entry& v = victim_l2();
       v = first;
@@ -76,6 +87,31 @@ DescriptorCache::Entry& DescriptorCache::obtain(uint64_t address, uint64_t& t, i
   }
   first.lru = ++lru_clock_;
   return first;
+}
+
+const DescriptorCache::Entry* DescriptorCache::find_sm_l1(uint64_t address) {
+  auto it = sm_l1_index_.find(address);
+  if (it == sm_l1_index_.end()) return nullptr;
+  sm_l1_.splice(sm_l1_.begin(), sm_l1_, it->second);  // now the most recently used
+  return &*it->second;
+}
+
+void DescriptorCache::fill_sm_l1(const Entry& e) {
+  if (cfg_.sm_l1_entries == 0) return;
+  drop_sm_l1(e.address);
+  if (sm_l1_.size() >= cfg_.sm_l1_entries) {
+    sm_l1_index_.erase(sm_l1_.back().address);
+    sm_l1_.pop_back();
+  }
+  sm_l1_.push_front(e);
+  sm_l1_index_[e.address] = sm_l1_.begin();
+}
+
+void DescriptorCache::drop_sm_l1(uint64_t address) {
+  auto it = sm_l1_index_.find(address);
+  if (it == sm_l1_index_.end()) return;
+  sm_l1_.erase(it->second);
+  sm_l1_index_.erase(it);
 }
 
 uint64_t DescriptorCache::fetch(Entry& e, uint64_t address, uint64_t cycle, int32_t sm) {
@@ -107,6 +143,7 @@ void DescriptorCache::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time
       ++invalidations_;
       if (e) e->address = ~0ull;
       if (Entry* s2 = l2_entries_.empty() ? nullptr : find_l2(address)) s2->address = ~0ull;
+      drop_sm_l1(address);  // fence.proxy.tensormap: the next use reads the descriptor from memory
       t += cfg_.hit_latency;
       break;
     case DescriptorCacheOp::prefetch: {
@@ -122,8 +159,9 @@ void DescriptorCache::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time
       Entry& got = obtain(address, t, r->sm, level);
       if (level == 1) ++hits_;
       else if (level == 2) ++l2_hits_;
-      else ++misses_;
-      r->hit = level != 0;
+      else ++misses_;  // level 3 (the SM's L1) is a miss of the unit's cache
+      if (level == 3) ++sm_l1_hits_;
+      r->hit = level == 1 || level == 2;
       if (gp.get_data_ptr()) std::memcpy(gp.get_data_ptr(), got.bytes.data(), 128);
       break;
     }
@@ -137,6 +175,7 @@ void DescriptorCache::collect_stats(StatsRecord& out) const {
   out.add("first_level_hits", hits_);
   out.add("second_level_hits", l2_hits_);
   out.add("misses", misses_);
+  out.add("misses_served_by_sm_l1", sm_l1_hits_);
   out.add("hits_on_pending_fill", pending_hits_);
   out.add("prefetch_requests", prefetches_);
   out.add("invalidations", invalidations_);

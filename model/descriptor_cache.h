@@ -1,5 +1,7 @@
 // Descriptor cache of one TMA unit: holds the 128-byte tensor-map descriptors the unit has
-// used, keyed by their global address; a miss fetches the descriptor through the memory socket.
+// used, keyed by their global address, in two levels; behind them the SM's L1 data cache keeps
+// the descriptor lines it has seen (silicon: round robin over 16..256 descriptors costs +80
+// cycles, a descriptor's first use +255); a miss everywhere fetches through the memory socket.
 // prefetch.tensormap fills an entry ahead of use; fence.proxy.tensormap invalidates one (a
 // descriptor rewritten in memory without it keeps being served stale, as on hardware).
 #pragma once
@@ -10,6 +12,8 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include <array>
+#include <list>
+#include <unordered_map>
 #include <vector>
 
 #include "arch_config.h"
@@ -50,6 +54,10 @@ class DescriptorCache : public sc_core::sc_module, public StatsProvider {
   Entry* find_l2(uint64_t address);
   Entry& victim_l2();
   uint64_t fetch(Entry& e, uint64_t address, uint64_t cycle, int32_t sm);
+  // The SM's L1: an LRU set of descriptor copies (large, so a map rather than a scan).
+  const Entry* find_sm_l1(uint64_t address);
+  void fill_sm_l1(const Entry& e);
+  void drop_sm_l1(uint64_t address);
   // Looks up both levels, fetching on a miss; returns the cycle the descriptor is available and
   // leaves it in the first level.
   Entry& obtain(uint64_t address, uint64_t& t, int32_t sm, int& level);
@@ -59,9 +67,11 @@ class DescriptorCache : public sc_core::sc_module, public StatsProvider {
   uint32_t sets_;
   std::vector<Entry> entries_;
   std::vector<Entry> l2_entries_;
+  std::list<Entry> sm_l1_;  // most recently used first
+  std::unordered_map<uint64_t, std::list<Entry>::iterator> sm_l1_index_;
   uint64_t lru_clock_ = 0;
   tlm::tlm_generic_payload mem_gp_;
-  uint64_t hits_ = 0, l2_hits_ = 0, misses_ = 0, prefetches_ = 0, invalidations_ = 0, pending_hits_ = 0;
+  uint64_t hits_ = 0, l2_hits_ = 0, sm_l1_hits_ = 0, misses_ = 0, prefetches_ = 0, invalidations_ = 0, pending_hits_ = 0;
 };
 
 }  // namespace tma

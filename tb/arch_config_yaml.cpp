@@ -1,5 +1,6 @@
 #include "arch_config_yaml.h"
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <stdexcept>
@@ -39,6 +40,8 @@ const std::vector<Field>& fields() {
       F_U32("descriptor_cache.l2_entries", 0, 65536, descriptor_cache.l2_entries),
       F_U32("descriptor_cache.l2_hit_latency", 0, 100000, descriptor_cache.l2_hit_latency),
       F_U32("descriptor_cache.fetch_latency", 0, 100000, descriptor_cache.fetch_latency),
+      F_U32("descriptor_cache.sm_l1_entries", 0, 1u << 20, descriptor_cache.sm_l1_entries),
+      F_U32("descriptor_cache.sm_l1_hit_latency", 0, 100000, descriptor_cache.sm_l1_hit_latency),
       F_U32("smem.capacity_bytes", 1024, 1 << 24, smem.capacity_bytes),
       F_U32("smem.banks", 1, 64, smem.banks),
       F_U32("smem.bank_bytes", 1, 64, smem.bank_bytes),
@@ -141,7 +144,9 @@ void apply_arch_overrides(ArchConfig& arch, const std::vector<std::string>& over
     if (!found) throw std::runtime_error("override '" + o + "': no architecture field '" + name + "'");
     char* end = nullptr;
     const double v = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end) throw std::runtime_error("override '" + o + "': '" + value + "' is not a number");
+    // strtod reads "nan", which every range check lets through (and a NaN cast to an integer is UB).
+    if (value.empty() || *end || std::isnan(v))
+      throw std::runtime_error("override '" + o + "': '" + value + "' is not a number");
     if (v < found->min || v > found->max)
       throw std::runtime_error("override '" + o + "': " + value + " is outside [" + std::to_string(found->min) + ", " +
                                std::to_string(found->max) + "]");

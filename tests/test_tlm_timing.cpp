@@ -32,7 +32,9 @@ ArchConfig test_arch() {
   a.sm_count = 4;
   a.sm_clock_mhz = 1000;
   a.tma = {8, 16, 10, 1, 64, 5};  // queue, in flight, setup, AGU rate, outstanding, completion
-  a.descriptor_cache = {8, 2, 4, 0, 0, 0};  // one level; a miss takes the L2's own round trip
+  // One level (4 sets of 2) and the SM's L1 behind it (64 descriptors, 30 cycles); a miss
+  // everywhere takes the L2's own round trip.
+  a.descriptor_cache = {8, 2, 4, 0, 0, 0, 64, 30};
   a.smem.write_bytes_per_cycle = 128;
   a.smem.read_bytes_per_cycle = 128;
   a.smem.lsu_bytes_per_cycle = 128;
@@ -118,8 +120,9 @@ TensorMap map_u8(uint64_t address, uint64_t dim0, uint64_t dim1, uint64_t stride
 struct Recorded {
   std::map<uint64_t, uint64_t> sm0_done;
   uint64_t stream_last_done = 0;
-  std::map<std::string, StatsRecord> stats_after_loads, stats_end;
+  std::map<std::string, StatsRecord> stats_after_loads, stats_after_stream, stats_end;
   uint64_t lsu_conflicting_done = 0, lsu_swizzled_done = 0;
+  std::map<uint64_t, uint64_t> sm1_latency;  // phase 4: op id -> issue-to-completion cycles
   uint64_t violations_before_abandon = 0, violations_at_end = 0;
   std::string first_violation;
 };
@@ -152,6 +155,9 @@ class Bench : public sc_core::sc_module {
     put(kDescA, map_u8(0x10000000, 64, 2, 1024, 64, 2, L2Promotion::none));
     put(kDescB, map_u8(0x20000000, 64, 2, 1024, 64, 2, L2Promotion::b256));
     put(kDescStream, map_u8(0x30000000, 128, 4096, 128, 128, 32, L2Promotion::none));
+    // Copies of A in the same first-level set as A (4 sets of 128-byte descriptors: 512 apart).
+    put(kDescA + 512, map_u8(0x10000000, 64, 2, 1024, 64, 2, L2Promotion::none));
+    put(kDescA + 1024, map_u8(0x10000000, 64, 2, 1024, 64, 2, L2Promotion::none));
     SC_HAS_PROCESS(Bench);
     SC_THREAD(run);
   }
@@ -179,14 +185,34 @@ class Bench : public sc_core::sc_module {
       while (issuers[sm]->done_at.size() < 16) sc_core::wait(issuers[sm]->done);
     for (auto& s : issuers)
       for (auto [id, at] : s->done_at) g.stream_last_done = std::max(g.stream_last_done, at - t0);
+    g.stats_after_stream = collect_hierarchy_stats();
     // Phase 3: the consumer reads 8 rows of one 16-byte column: rows 128 bytes apart put them all
     // in the same four banks (8 wavefronts); the 128B swizzle spreads them (1 wavefront).
     g.lsu_conflicting_done = lsu_column(SwizzleMode::none);
     sc_core::wait(sc_core::sc_time(100, sc_core::SC_NS));  // let the port drain
     g.lsu_swizzled_done = lsu_column(SwizzleMode::b128);
+    // Phase 4 (SM 1, A's data L2-resident): A (miss), A (first-level hit), two copies of A that
+    // push it out of its 2-way set, A again (served by the SM's L1), invalidate A, A (fetched).
+    ScriptIssuer& s1 = *issuers[1];
+    s1.script = {load(kDescA, {0, 0}, 0, 201), load(kDescA, {0, 0}, 0, 202), load(kDescA + 512, {0, 0}, 0, 203),
+                 load(kDescA + 1024, {0, 0}, 0, 204), load(kDescA, {0, 0}, 0, 205)};
+    TmaCommand inval;
+    inval.kind = UnitCommandKind::invalidate_descriptor;
+    inval.descriptor_address = kDescA;
+    inval.op_id = 206;
+    s1.script.push_back(inval);
+    s1.script.push_back(load(kDescA, {0, 0}, 0, 207));
+    s1.done_at.clear();
+    s1.serial = true;
+    uint64_t prev = s1.clock_.now_cycles();
+    s1.run_script();
+    for (auto [id, at] : s1.done_at) {  // serial: each was issued when the one before completed
+      g.sm1_latency[id] = at - prev;
+      prev = at;
+    }
     g.stats_end = collect_hierarchy_stats();
     g.violations_before_abandon = gpu.invariants().violations();
-    // Phase 4: a load issued and abandoned (the run stops before it completes): the end-of-run
+    // Phase 5: a load issued and abandoned (the run stops before it completes): the end-of-run
     // invariant check must say so.
     tlm::tlm_generic_payload gp;
     TmaCommand c = load(kDescA, {0, 0}, 0, 999);
@@ -258,10 +284,24 @@ BOOST_AUTO_TEST_CASE(counters_after_three_loads) {
 // wait for it); the first rows reach DRAM 50 cycles later. 256 requests in flight keep DRAM busy
 // (it needs 64 B/cycle x ~310 cycles of latency = 155 of them), so the last row leaves DRAM no
 // sooner than 368 + 4096 and lands 200 (DRAM) + 52 (link) + 3 (write) + 5 (completion) later.
+// A descriptor the unit's levels lost but the SM's L1 holds costs exactly the L1's 30 cycles over a
+// first-level hit; after an invalidate (fence.proxy.tensormap) it is fetched again, from the L2.
+BOOST_AUTO_TEST_CASE(descriptor_served_by_the_sm_l1) {
+  const auto& l = g.sm1_latency;
+  BOOST_TEST_REQUIRE(l.size() == 7u);
+  BOOST_TEST(l.at(205) == l.at(202) + 30);
+  BOOST_TEST(l.at(207) > l.at(205));
+  BOOST_TEST(l.at(201) == l.at(207));  // both fetch the descriptor, the data is in the L2 for both
+  BOOST_TEST(stat(g.stats_end, "bench.gpu.sm1.descriptor_cache", "misses_served_by_sm_l1") == 1);
+  // 201, 203, 204, 205, 207, and the stream's descriptor in phase 2.
+  BOOST_TEST(stat(g.stats_end, "bench.gpu.sm1.descriptor_cache", "misses") == 6);
+}
+
 BOOST_AUTO_TEST_CASE(dram_bound_stream) {
   BOOST_TEST(g.stream_last_done >= 368u + 4096u + 260u);
   BOOST_TEST(g.stream_last_done <= (368u + 4096u + 260u) * 101 / 100);
-  const double dram = stat(g.stats_end, "bench.gpu.dram", "read_bytes") - stat(g.stats_after_loads, "bench.gpu.dram", "read_bytes");
+  const double dram =
+      stat(g.stats_after_stream, "bench.gpu.dram", "read_bytes") - stat(g.stats_after_loads, "bench.gpu.dram", "read_bytes");
   BOOST_TEST(dram == 64 * 4096 + 128);  // the tiles, and the descriptor once: the L2 serves it to the others
 }
 
