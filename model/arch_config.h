@@ -75,6 +75,18 @@ struct DramConfig {
   uint32_t row_miss_cycles = 0;
 };
 
+// Thread-block clusters (the ClusterFabric): when a multicast load may start. An empirical model
+// of silicon's serialisation of multicast loads, whose cause is not known (configs/arch/h200.yaml
+// says what was measured, docs/architecture.md how it is modelled): each multicast holds its
+// cluster's multicast resource from its start for multicast_occupancy_cycles + bytes /
+// multicast_bytes_per_cycle, and one SM runs at most multicast_inflight_per_sm multicasts at once.
+// Plain loads are not concerned.
+struct ClusterConfig {
+  uint32_t multicast_occupancy_cycles = 925;  // fixed part of a multicast's hold on the resource
+  double multicast_bytes_per_cycle = 150;     // the part that grows with its bytes (each destination's)
+  uint32_t multicast_inflight_per_sm = 1;     // a multicast waits until fewer of its SM's are in flight
+};
+
 struct SimConfig {
   uint32_t quantum_cycles = 200;           // temporal decoupling: how far a unit may run ahead
   uint32_t bandwidth_window_cycles = 64;   // granularity of the bandwidth accounting
@@ -90,6 +102,7 @@ struct ArchConfig {
   SmemConfig smem;
   L2Config l2;
   DramConfig dram;
+  ClusterConfig cluster;
   SimConfig sim;
 };
 

@@ -23,6 +23,7 @@ GpuSystem::GpuSystem(sc_core::sc_module_name name, const ArchConfig& arch, uint3
     u->dsmem_out.bind(fabric_.dsmem_in);
     fabric_.dsmem_out.bind(u->dsmem_in);
     u->completion_out.bind(fabric_.completion_in);
+    u->multicast_out.bind(fabric_.multicast_in);
   }
 }
 

@@ -61,6 +61,22 @@ struct TmaCompletion : tlm::tlm_extension<TmaCompletion> {
   void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const TmaCompletion&>(e); }
 };
 
+// ---- TmaUnit -> ClusterFabric: when a multicast load may start (ArchConfig::cluster) ----
+// Two calls per multicast load, with no wait between them (the unit's control thread does not
+// yield while it runs an operation): `acquire`, with the delay at the time the load is ready to
+// start, returns it advanced to when it may start; `occupy`, with the delay at the load's start,
+// its bytes and its completion, records it. A faulting load only acquires.
+enum class MulticastPhase : uint8_t { acquire, occupy };
+
+struct MulticastSlot : tlm::tlm_extension<MulticastSlot> {
+  MulticastPhase phase = MulticastPhase::acquire;
+  uint32_t bytes = 0;       // occupy: the load's bytes (each destination's, its complete_tx)
+  uint64_t done_cycle = 0;  // occupy: the cycle the load completes
+
+  tlm::tlm_extension_base* clone() const override { return new MulticastSlot(*this); }
+  void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const MulticastSlot&>(e); }
+};
+
 // ---- unit -> memory system: one L2 request (at most one 128-byte line, a sector mask) ----
 enum class MemAccess : uint8_t { read, write, reduce, prefetch, descriptor };
 

@@ -9,9 +9,10 @@ namespace tma {
 TmaUnit::TmaUnit(sc_core::sc_module_name name, const ArchConfig& arch, int sm, int cta_in_cluster, GpuArch gpu,
                  InvariantLog& invariants)
     : sc_module(name), cmd_in("cmd_in"), mem_out("mem_out"), desc_mem_out("desc_mem_out"), dsmem_out("dsmem_out"),
-      dsmem_in("dsmem_in"), completion_out("completion_out"), clock_(arch.sm_clock_mhz), arch_(arch), sm_(sm),
-      cta_(cta_in_cluster), gpu_(gpu), desc_cache_("descriptor_cache", arch), agu_("agu", arch, sm),
-      splitter_("splitter", arch), crossbar_("crossbar", arch, cta_in_cluster), smem_("smem", arch),
+      dsmem_in("dsmem_in"), completion_out("completion_out"), multicast_out("multicast_out"),
+      clock_(arch.sm_clock_mhz), arch_(arch), sm_(sm), cta_(cta_in_cluster), gpu_(gpu),
+      desc_cache_("descriptor_cache", arch), agu_("agu", arch, sm), splitter_("splitter", arch),
+      crossbar_("crossbar", arch, cta_in_cluster), smem_("smem", arch),
       ctl_desc_out_("ctl_desc_out"), ctl_agu_out_("ctl_agu_out"), peq_("completion_peq"), invariants_(invariants) {
   cmd_in.register_b_transport(this, &TmaUnit::accept);
   ctl_desc_out_.bind(desc_cache_.in);
@@ -91,6 +92,20 @@ void TmaUnit::deliver_completions() {
   }
 }
 
+uint64_t TmaUnit::multicast_slot(MulticastPhase phase, uint64_t t, uint32_t bytes, uint64_t done) {
+  MulticastSlot slot;
+  slot.phase = phase;
+  slot.bytes = bytes;
+  slot.done_cycle = done;
+  multicast_gp_.set_command(tlm::TLM_IGNORE_COMMAND);
+  multicast_gp_.set_data_ptr(nullptr);
+  multicast_gp_.set_data_length(0);
+  ScopedExtension<MulticastSlot> ext(multicast_gp_, &slot);
+  sc_core::sc_time d = clock_.to_time(t) - sc_core::sc_time_stamp();
+  multicast_out->b_transport(multicast_gp_, d);
+  return clock_.to_cycles(sc_core::sc_time_stamp() + d);
+}
+
 // Runs one command in the unit's own time `t`; returns the time the unit can take the next.
 uint64_t TmaUnit::process(const Pending& p, uint64_t t) {
   const TmaCommand& cmd = p.cmd;
@@ -126,6 +141,15 @@ uint64_t TmaUnit::process(const Pending& p, uint64_t t) {
     return done;
   }
 
+  // A multicast load starts only when the ClusterFabric lets it (ArchConfig::cluster: the
+  // cluster's previous multicast has released the cluster's multicast resource, and this SM has
+  // room for another multicast in flight), and holds the resource from its own start, setup and
+  // descriptor lookup included, not from its first request: silicon's warm multicast, issued once
+  // a cold one completed, takes what a plain load takes, so the hold must not outlast a cold
+  // load's latency. The unit, in order, waits with it. Plain loads never touch any of this.
+  const bool multicast = cmd.op.kind == OpKind::load && cmd.cta_mask;
+  const uint64_t multicast_start = multicast ? multicast_slot(MulticastPhase::acquire, t) : t;
+  t = multicast_start;
   t += arch_.tma.command_setup_cycles;
   t = call_cache(DescriptorCacheOp::lookup);
   rec.descriptor_hit = dreq.hit;
@@ -157,6 +181,7 @@ uint64_t TmaUnit::process(const Pending& p, uint64_t t) {
   const uint64_t done = agu.done_cycle + arch_.tma.completion_latency;
   rec.done_cycle = done;
   inflight_done_.push(done);
+  if (multicast && agu.outcome == OpOutcome::ok) multicast_slot(MulticastPhase::occupy, multicast_start, agu.tx_bytes, done);
 
   switch (cmd.op.kind) {
     case OpKind::load: ++loads_; bytes_loaded_ += agu.tx_bytes; break;

@@ -60,6 +60,7 @@ class TmaUnit : public sc_core::sc_module, public StatsProvider {
   tlm::tlm_initiator_socket<> dsmem_out;      // multicast data to other CTAs
   tlm::tlm_target_socket<> dsmem_in;          // multicast data from other CTAs
   tlm_utils::simple_initiator_socket<TmaUnit> completion_out;
+  tlm_utils::simple_initiator_socket<TmaUnit> multicast_out;  // asks the fabric when a multicast may start
 
   TmaUnit(sc_core::sc_module_name name, const ArchConfig& arch, int sm, int cta_in_cluster, GpuArch gpu,
           InvariantLog& invariants);
@@ -89,6 +90,9 @@ class TmaUnit : public sc_core::sc_module, public StatsProvider {
   void deliver_completions();
   void schedule_completion(const TmaCompletion& c, uint64_t cycle);
   uint64_t process(const Pending& p, uint64_t t);
+  // One MulticastSlot call at cycle t; returns the cycle the fabric answers (acquire: when the
+  // multicast may start).
+  uint64_t multicast_slot(MulticastPhase phase, uint64_t t, uint32_t bytes = 0, uint64_t done = 0);
 
   CycleClock clock_;
   ArchConfig arch_;
@@ -107,7 +111,7 @@ class TmaUnit : public sc_core::sc_module, public StatsProvider {
   std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> inflight_done_;
   tlm_utils::peq_with_get<Notice> peq_;
   std::vector<std::unique_ptr<Notice>> free_notices_;
-  tlm::tlm_generic_payload ctl_gp_;
+  tlm::tlm_generic_payload ctl_gp_, multicast_gp_;
   std::vector<OpObserver*> observers_;
   InvariantLog& invariants_;
   std::unordered_map<uint64_t, uint32_t> notices_owed_;  // op id -> completion notices still to send

@@ -69,6 +69,9 @@ const std::vector<Field>& fields() {
       F_U32("dram.interleave_bytes", 32, 1 << 20, dram.interleave_bytes),
       F_U32("dram.page_bytes", 32, 1 << 20, dram.page_bytes),
       F_U32("dram.row_miss_cycles", 0, 100000, dram.row_miss_cycles),
+      F_U32("cluster.multicast_occupancy_cycles", 0, 1000000, cluster.multicast_occupancy_cycles),
+      F_DBL("cluster.multicast_bytes_per_cycle", 0.001, 1e6, cluster.multicast_bytes_per_cycle),
+      F_U32("cluster.multicast_inflight_per_sm", 1, 1024, cluster.multicast_inflight_per_sm),
       F_U32("sim.quantum_cycles", 1, 1000000, sim.quantum_cycles),
       F_U32("sim.bandwidth_window_cycles", 1, 1000000, sim.bandwidth_window_cycles),
   };
@@ -111,13 +114,13 @@ ArchConfig load_arch_config(const std::string& path) {
   YamlDoc doc = YamlDoc::load(path);
   YamlField root = doc.root();
   root.check_keys({"name", "description", "sm_count", "sm_clock_mhz", "tma", "descriptor_cache", "smem", "l2", "dram",
-                   "sim"});
+                   "cluster", "sim"});
   ArchConfig a;
   a.source_file = path;
   a.name = root["name"].as_string();
   // Every section's keys are checked, and every field is required: an architecture file says
   // each number and where it came from.
-  for (const char* section : {"tma", "descriptor_cache", "smem", "l2", "dram", "sim"}) {
+  for (const char* section : {"tma", "descriptor_cache", "smem", "l2", "dram", "cluster", "sim"}) {
     std::vector<std::string> keys;
     const std::string prefix = std::string(section) + ".";
     for (const Field& f : fields())

@@ -4,7 +4,10 @@
 //   - a store-only stream on one SM with stages=1 ends later than with stages=4 (the issuer's
 //     wait_group bound of stages-1 outstanding stores is real);
 //   - a multicast stream of N tiles on a cluster of 2 reads N tiles' bytes from the L2 but
-//     delivers 2N into shared memory (summary bytes_loaded vs bytes_delivered).
+//     delivers 2N into shared memory (summary bytes_loaded vs bytes_delivered);
+//   - two back-to-back multicasts of one cluster are spaced by the cluster's multicast
+//     occupancy, and one SM's by its multicasts in flight, while plain loads are not
+//     (ArchConfig::cluster).
 // SystemC allows one elaboration per process and run_scenario elaborates a whole GPU, so each
 // timed run happens in a child process (fork) that sends its summary numbers back through a pipe.
 #define BOOST_TEST_MODULE stream_workloads
@@ -57,7 +60,7 @@ struct Result {
   uint64_t scoreboard_checked = 0, scoreboard_mismatches = 0, invariant_checks = 0, invariant_violations = 0;
 };
 
-Result run_in_child(const Scenario& s) {
+Result run_in_child(const Scenario& s, const ArchConfig& arch = h100()) {
   int fd[2];
   BOOST_REQUIRE(pipe(fd) == 0);
   const pid_t pid = fork();
@@ -68,7 +71,7 @@ Result run_in_child(const Scenario& s) {
     try {
       RunOptions opt;
       opt.progress = false;
-      const RunSummary sum = run_scenario(s, h100(), opt);
+      const RunSummary sum = run_scenario(s, arch, opt);
       r.ok = true;
       r.cycles = sum.cycles;
       r.loads = sum.loads;
@@ -236,4 +239,55 @@ BOOST_AUTO_TEST_CASE(multicast_reads_once_delivers_to_each_cta) {
     BOOST_TEST(r.scoreboard_mismatches == 0u);
     BOOST_TEST(r.invariant_violations == 0u);
   }
+}
+
+// Two tiles per cluster, both stages free at the start: the issuer sends the two loads at once.
+// `occupancy` cycles of the cluster's resource per multicast (its byte term one cycle), at most
+// `per_sm` multicasts in flight per SM.
+namespace {
+Result two_loads(const std::vector<std::string>& sets, uint32_t occupancy, uint32_t per_sm) {
+  ArchConfig arch = h100();
+  arch.cluster.multicast_occupancy_cycles = occupancy;
+  arch.cluster.multicast_bytes_per_cycle = 1e6;
+  arch.cluster.multicast_inflight_per_sm = per_sm;
+  std::vector<std::string> all = {"sms=2", "cluster_size=2", "workload.max_tiles_per_sm=2", "workload.stages=2"};
+  all.insert(all.end(), sets.begin(), sets.end());
+  const Result r = run_in_child(scenario("stream_multicast", all), arch);
+  BOOST_TEST(r.scoreboard_mismatches == 0u);
+  BOOST_TEST(r.invariant_violations == 0u);
+  return r;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(multicasts_of_a_cluster_are_spaced_by_the_occupancy) {
+  // Occupancies far beyond a load's latency, multiples of the bandwidth window and the quantum so
+  // that nothing else moves: the second multicast starts (and the run ends) exactly `occupancy`
+  // after the first starts, whichever CTA issues it.
+  const uint32_t o1 = 3072, o2 = 6144;
+  for (const char* issuer : {"first", "rotate"}) {
+    const std::string set = std::string("workload.multicast_issuer=") + issuer;
+    const Result a = two_loads({set}, o1, 1024), b = two_loads({set}, o2, 1024);
+    BOOST_TEST(a.loads == 2u);
+    BOOST_TEST(b.cycles - a.cycles == o2 - o1, issuer << ": " << a.cycles << " and " << b.cycles << " cycles");
+    BOOST_TEST(a.cycles > o1);
+  }
+  // Plain loads of the same tiles (every CTA loads each itself) never wait for it.
+  const std::vector<std::string> plain = {"workload.multicast=false", "workload.shared_tiles=true"};
+  const Result pa = two_loads(plain, o1, 1), pb = two_loads(plain, o2, 1);
+  BOOST_TEST(pa.loads == 4u);
+  BOOST_TEST(pa.cycles == pb.cycles);
+  BOOST_TEST(pa.cycles < o1);
+  // The resource is per cluster: two clusters run side by side, not one after the other.
+  const Result two = two_loads({"sms=4"}, o2, 1024), one = two_loads({}, o2, 1024);
+  BOOST_TEST(two.loads == 4u);
+  BOOST_TEST(two.cycles < one.cycles + o2 / 2);
+}
+
+BOOST_AUTO_TEST_CASE(multicasts_of_an_sm_wait_for_its_previous_one) {
+  // No occupancy: one multicast in flight per SM makes the issuer's second load wait for its first
+  // (a cold load's latency, hundreds of cycles); with a CTA issuing each, they overlap again.
+  const Result serial = two_loads({}, 0, 1), overlapped = two_loads({}, 0, 2);
+  BOOST_TEST(serial.cycles > overlapped.cycles + 300, serial.cycles << " vs " << overlapped.cycles << " cycles");
+  const std::string rotate = "workload.multicast_issuer=rotate";
+  BOOST_TEST(two_loads({rotate}, 0, 1).cycles == two_loads({rotate}, 0, 2).cycles);
 }
