@@ -14,7 +14,8 @@ struct TmaUnitConfig {
   uint32_t command_setup_cycles = 20;     // decode and descriptor check per command
   uint32_t agu_requests_per_cycle = 1;    // global requests the address generator emits per cycle
   uint32_t max_outstanding_requests = 64; // L2 requests a unit may have in flight
-  uint32_t completion_latency = 10;       // last smem write to mbarrier complete_tx
+  uint32_t completion_latency = 10;       // last smem write to mbarrier complete_tx (loads, prefetches)
+  uint32_t store_setup_cycles = 20;       // decode and descriptor check of a store or reduction
 };
 
 // Two levels inside the unit, then the GPU's L2 (silicon: a round-robin over K descriptors costs
@@ -49,8 +50,19 @@ struct L2Config {
   uint32_t ways = 16;
   uint32_t hit_latency = 200;              // request issue to data back at the SM, L2 hit
   uint32_t bytes_per_cycle = 2048;         // all slices together
-  uint32_t sm_port_bytes_per_cycle = 64;   // one SM's link to L2 (each direction)
+  uint32_t sm_port_bytes_per_cycle = 64;   // one SM's link from the L2 (read data back to the SM)
+  // Stores and reductions: an SM's write data crosses its link into the L2 (a reduction more
+  // slowly), then a write path shared by every SM; the L2 acknowledges a write once it has taken
+  // it, without waiting for DRAM (posted), so write_ack_latency is no read round trip.
+  uint32_t sm_write_bytes_per_cycle = 32;  // one SM's link into the L2, store data
+  double sm_reduce_bytes_per_cycle = 25.6; // the same link, reduction data
+  uint32_t write_bytes_per_cycle = 2048;   // all SMs' writes and reductions into the L2 together
+  uint32_t write_ack_latency = 10;         // write taken by the L2 to its acknowledgement at the SM
   uint32_t reduction_bytes_per_cycle = 512;  // L2 ALU throughput for reductions
+  uint32_t reduction_latency = 15;         // added to a reduction's acknowledgement
+  // Reductions into lines the L2 must first read from DRAM, all slices together (the misses the
+  // L2 can keep waiting for their data bound it, well below DRAM bandwidth).
+  uint32_t reduction_miss_bytes_per_cycle = 640;
   uint32_t request_overhead_cycles = 0;    // per L2 request, in the slice
   // Two partitions on Hopper: a line lives in one (by address hash); an SM reaching a line of
   // the other partition goes through the inter-partition crossbar, and both partitions count

@@ -49,7 +49,7 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle) {
 }
 
 // A read returns when its data is out (bandwidth and banks) plus the access latency; a write-back
-// is posted: it takes bandwidth but nobody waits for it.
+// is posted: it returns when DRAM has taken it (bandwidth and banks), without the latency.
 void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   const uint64_t t = clock_.to_cycles(sc_core::sc_time_stamp() + delay);
   const uint64_t address = gp.get_address();
@@ -64,6 +64,7 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   ++accesses_;
   if (gp.is_write()) {
     write_bytes_ += bytes;
+    delay = clock_.to_time(served) - sc_core::sc_time_stamp();
   } else {
     read_bytes_ += bytes;
     const uint64_t done = served + cfg_.latency;

@@ -1,6 +1,7 @@
 #include "l2_cache.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "element_ops.h"
@@ -12,7 +13,9 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const ArchConfig& arch, GlobalMem
       sectors_per_line_(arch.l2.line_bytes / arch.l2.sector_bytes),
       sets_(std::max<uint64_t>(1, arch.l2.capacity_bytes / (uint64_t{arch.l2.line_bytes} * arch.l2.ways))),
       lines_(sets_ * arch.l2.ways), slices_(arch.l2.bytes_per_cycle, arch.sim.bandwidth_window_cycles),
+      write_path_(arch.l2.write_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
       reduction_alu_(arch.l2.reduction_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
+      reduction_miss_path_(arch.l2.reduction_miss_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
       crossbar_(arch.l2.crossbar_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
       window_(arch.sim.bandwidth_window_cycles) {
   in.register_b_transport(this, &L2Cache::b_transport);
@@ -21,7 +24,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const ArchConfig& arch, GlobalMem
 void L2Cache::end_of_elaboration() {
   const size_t ports = in.size();
   to_sm_.assign(ports, BandwidthServer(cfg_.sm_port_bytes_per_cycle, window_));
-  from_sm_.assign(ports, BandwidthServer(cfg_.sm_port_bytes_per_cycle, window_));
+  from_sm_.assign(ports, BandwidthServer(cfg_.sm_write_bytes_per_cycle, window_));
 }
 
 // Lines spread over the sets by a hash of the line address, as GPU L2s do, so that strided
@@ -79,6 +82,7 @@ void L2Cache::dram_write(uint64_t address, uint64_t bytes, uint64_t cycle) {
   dram_gp_.set_data_ptr(nullptr);
   sc_core::sc_time d = clock_.to_time(cycle) - sc_core::sc_time_stamp();
   dram_out->b_transport(dram_gp_, d);
+  writeback_taken_ = std::max(writeback_taken_, clock_.to_cycles(sc_core::sc_time_stamp() + d));
 }
 
 // Copies of far lines live in the same array under a tag of their own per partition.
@@ -187,7 +191,8 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   const uint64_t address = gp.get_address();
   const uint64_t bytes = gp.get_data_length();
   const uint64_t sector = cfg_.sector_bytes;
-  const bool writes = req->access == MemAccess::write || req->access == MemAccess::reduce;
+  const bool reduce = req->access == MemAccess::reduce;
+  const bool writes = req->access == MemAccess::write || reduce;
   ++requests_[static_cast<int>(req->access)];
   bytes_requested_ += bytes;
 
@@ -204,11 +209,22 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   }
   const uint64_t far_half = far ? cfg_.far_latency / 2 : 0;
   if (far) ++far_requests_;
-  // Request travels to the slice (write data crosses the SM link first).
+  // A read travels to the slice in half its round trip. Write data crosses the SM's write link
+  // (a reduction's more slowly: silicon reduces at 25.6 B/cycle where it stores at 32) and the
+  // write path all SMs share; `taken` is when the L2 has taken the write, what its
+  // acknowledgement waits for.
   uint64_t t_arrive = t0 + half + far_half + cfg_.request_overhead_cycles;
-  if (writes) t_arrive = std::max(t_arrive, from_sm_[port].serve(t0, bytes) + half + far_half);
-  if (far && writes) t_arrive = std::max(t_arrive, crossbar_.serve(t0 + half, bytes) + far_half);
+  uint64_t taken = 0;
+  writeback_taken_ = 0;
+  if (writes) {
+    const double link_bytes = reduce ? std::ceil(bytes * cfg_.sm_write_bytes_per_cycle / cfg_.sm_reduce_bytes_per_cycle)
+                                     : static_cast<double>(bytes);
+    t_arrive = from_sm_[port].serve(t0, static_cast<uint64_t>(link_bytes)) + cfg_.request_overhead_cycles;
+    taken = write_path_.serve(t_arrive, bytes);
+    if (far) taken = std::max(taken, crossbar_.serve(t_arrive, bytes));
+  }
   uint64_t t_ready = slices_.serve(t_arrive, bytes);
+  taken = std::max(taken, t_ready);
 
   // Sector lookup, one line at a time.
   uint64_t wait_for = 0;
@@ -250,12 +266,22 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
     t_ready = std::max(t_ready, fill(std::min(begin, first), std::max(end, last), t_arrive, fetched));
   }
   t_ready = std::max(t_ready, wait_for);
-  if (req->access == MemAccess::reduce) {
+  if (reduce) {
+    // The ALUs (and for a miss the miss path) are booked when the request is taken, so that their
+    // throughput holds the SMs back; the sectors hold the result once their data is in and reduced.
+    taken = std::max(taken, reduction_alu_.serve(t_arrive, bytes));
+    if (missed) {
+      ++reduction_misses_;
+      taken = std::max(taken, reduction_miss_path_.serve(t_arrive, bytes));
+    }
+    t_ready = std::max(t_ready, taken);
     for (uint64_t a = first; a < last; a += sector) {
       Line* l = find(a / cfg_.line_bytes);
-      if (l) l->dirty |= static_cast<uint8_t>(1u << ((a % cfg_.line_bytes) / sector));
+      if (!l) continue;
+      const uint32_t s = static_cast<uint32_t>((a % cfg_.line_bytes) / sector);
+      l->dirty |= static_cast<uint8_t>(1u << s);
+      l->ready[s] = std::max(l->ready[s], t_ready);
     }
-    t_ready = reduction_alu_.serve(t_ready, bytes);
   }
   if (cfg_.partitions > 1) {
     if (far && reads) keep_near_copy(address, bytes, near, t_ready);
@@ -276,13 +302,18 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
     case MemAccess::prefetch: break;
   }
 
-  // Response: data back over the SM link, or an acknowledgement.
+  // Response: data back over the SM link, or an acknowledgement. Writes are posted: acknowledged
+  // once taken and once DRAM has taken the dirty lines they evicted (so that DRAM's bandwidth
+  // holds the SMs back), but not when a reduction's fill arrives: silicon acknowledges a reduction
+  // into an evicted line within 44 cycles of one that hits (tests/calibration/h200/store_reduce.csv).
   uint64_t t_done;
   if (req->access == MemAccess::read || req->access == MemAccess::descriptor) {
     if (far) t_ready = crossbar_.serve(t_ready, bytes);
     t_done = to_sm_[port].serve(t_ready + far_half, bytes) + half;
+  } else if (writes) {
+    t_done = std::max(taken, writeback_taken_) + cfg_.write_ack_latency + (reduce ? cfg_.reduction_latency : 0) + far_half;
   } else {
-    t_done = t_ready + half + far_half;
+    t_done = t_ready + half + far_half;  // a prefetch
   }
   delay = clock_.to_time(t_done) - sc_core::sc_time_stamp();
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -290,7 +321,9 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   // Keep the bandwidth books short: nothing arrives much earlier than now.
   const uint64_t settled = clock_.now_cycles() > 4 * window_ ? clock_.now_cycles() - 4 * window_ : 0;
   slices_.retire_before(settled);
+  write_path_.retire_before(settled);
   reduction_alu_.retire_before(settled);
+  reduction_miss_path_.retire_before(settled);
   crossbar_.retire_before(settled);
   to_sm_[port].retire_before(settled);
   from_sm_[port].retire_before(settled);
@@ -300,6 +333,7 @@ void L2Cache::collect_stats(StatsRecord& out) const {
   out.add("read_requests", requests_[0]);
   out.add("write_requests", requests_[1]);
   out.add("reduce_requests", requests_[2]);
+  out.add("reduce_misses", reduction_misses_);
   out.add("prefetch_requests", requests_[3]);
   out.add("descriptor_requests", requests_[4]);
   out.add("bytes_requested", bytes_requested_);

@@ -1,8 +1,11 @@
 // The L2 shared by every SM: sectored (32-byte sectors, 128-byte lines), set associative with
 // LRU replacement, write-back. A miss fills from DRAM at the request's L2 promotion granularity
-// (64/128/256 bytes, or just the missing sectors without promotion). Timing: a fixed hit
-// latency, a bandwidth server for all slices together, one per SM link in each direction, one
-// for the reduction ALUs; DRAM through its socket. Data: the GlobalMemory backing store.
+// (64/128/256 bytes, or just the missing sectors without promotion). Timing: reads take a fixed
+// hit latency, a bandwidth server for all slices together and one per SM link back; writes and
+// reductions are posted: each crosses its SM's write link and the shared write path and is
+// acknowledged once taken (a reduction's ALU and, on a miss, the miss path booked too; an evicted
+// dirty line taken by DRAM), not when its data is in. DRAM through its socket. Data: the
+// GlobalMemory backing store.
 #pragma once
 
 #include <systemc>
@@ -52,6 +55,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   // L2 (`cycle` when nothing was missing) and adds the bytes fetched to `fetched`.
   uint64_t fill(uint64_t begin, uint64_t end, uint64_t cycle, uint64_t& fetched);
   uint64_t dram_read(uint64_t address, uint64_t bytes, uint64_t cycle);
+  // A write-back: DRAM takes it at once or later (its bandwidth); nobody waits for the data to land.
   void dram_write(uint64_t address, uint64_t bytes, uint64_t cycle);
   // The partition that holds a line, and the one an SM is attached to.
   uint32_t home_partition(uint64_t line_index) const;
@@ -70,8 +74,9 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   size_t sets_;
   std::vector<Line> lines_;  // sets_ x ways
   uint64_t lru_clock_ = 0;
-  BandwidthServer slices_, reduction_alu_, crossbar_;
+  BandwidthServer slices_, write_path_, reduction_alu_, reduction_miss_path_, crossbar_;
   std::vector<BandwidthServer> to_sm_, from_sm_;
+  uint64_t writeback_taken_ = 0;  // the current request's write-backs: the cycle DRAM took the last
   uint32_t window_;
   tlm::tlm_generic_payload dram_gp_;
   std::vector<std::pair<Line*, uint8_t>> filling_;  // sectors of the fill in progress
@@ -79,7 +84,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint64_t requests_[5] = {0, 0, 0, 0, 0};  // by MemAccess
   uint64_t sectors_requested_ = 0, sector_hits_ = 0, sector_misses_ = 0;
   uint64_t bytes_requested_ = 0, dram_fill_bytes_ = 0, writeback_bytes_ = 0, evictions_ = 0;
-  uint64_t far_requests_ = 0, lts_sectors_ = 0, near_copy_hits_ = 0;
+  uint64_t far_requests_ = 0, lts_sectors_ = 0, near_copy_hits_ = 0, reduction_misses_ = 0;
 };
 
 }  // namespace tma

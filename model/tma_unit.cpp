@@ -150,7 +150,10 @@ uint64_t TmaUnit::process(const Pending& p, uint64_t t) {
   const bool multicast = cmd.op.kind == OpKind::load && cmd.cta_mask;
   const uint64_t multicast_start = multicast ? multicast_slot(MulticastPhase::acquire, t) : t;
   t = multicast_start;
-  t += arch_.tma.command_setup_cycles;
+  // Stores and reductions have a front end of their own: silicon completes a whole warm store in
+  // less than a load's setup estimate (configs/arch/*.yaml, tma.store_setup_cycles).
+  const bool writes = cmd.op.kind == OpKind::store || cmd.op.kind == OpKind::reduce;
+  t += writes ? arch_.tma.store_setup_cycles : arch_.tma.command_setup_cycles;
   t = call_cache(DescriptorCacheOp::lookup);
   rec.descriptor_hit = dreq.hit;
   std::string error;
@@ -178,7 +181,10 @@ uint64_t TmaUnit::process(const Pending& p, uint64_t t) {
   rec.fault_reason = agu.fault_reason;
   rec.tx_bytes = agu.tx_bytes;
   rec.global_requests = agu.global_requests;
-  const uint64_t done = agu.done_cycle + arch_.tma.completion_latency;
+  // Loads complete on an mbarrier, completion_latency after their last byte lands; stores and
+  // reductions complete through their bulk group when the L2's acknowledgement of their last
+  // write arrives, which done_cycle already is.
+  const uint64_t done = agu.done_cycle + (writes ? 0 : arch_.tma.completion_latency);
   rec.done_cycle = done;
   inflight_done_.push(done);
   if (multicast && agu.outcome == OpOutcome::ok) multicast_slot(MulticastPhase::occupy, multicast_start, agu.tx_bytes, done);

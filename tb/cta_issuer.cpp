@@ -130,6 +130,11 @@ void CtaIssuer::consumer() {
       after_pending_.insert(next_op_id_);  // the id issue() gives it
       issue(op, kBulkMbarrier);
     }
+    if (st.bulk_wait_after) {
+      const uint64_t w0 = clock_.now_cycles();
+      while (!after_pending_.empty()) sc_core::wait(completion_event_);
+      bulk_wait_cycles_ += clock_.now_cycles() - w0;
+    }
     ++cluster_->released[cta_][i % stages_];
     cluster_->changed.notify(sc_core::SC_ZERO_TIME);
   }

@@ -261,6 +261,7 @@ void build_ops(const Scenario& s, std::vector<SmProgram>& progs) {
         st.expected_completions = 1;
       } else {
         st.after.push_back(op);  // stores, reductions and prefetches complete as bulk operations
+        st.bulk_wait_after = true;  // and the next operation waits for them (wait_group 0)
       }
       st.compute_cycles = s.workload.compute_cycles;
       progs[sm].steps.push_back(st);

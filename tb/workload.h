@@ -38,6 +38,9 @@ struct Step {
   // cp.async.bulk.wait_group N before `after` is issued: the consumer first waits until at most N
   // of the CTA's earlier `after` operations are incomplete. kNoBulkWait: no wait.
   uint32_t bulk_wait_pending = kNoBulkWait;
+  // cp.async.bulk.wait_group 0 after `after` is issued: the step ends (its stage is released) when
+  // every bulk operation of the CTA has completed.
+  bool bulk_wait_after = false;
 };
 
 struct SmProgram {
