@@ -31,6 +31,8 @@ struct DescriptorCacheConfig {
   // levels miss that is there costs sm_l1_hit_latency instead of a fetch from the L2.
   uint32_t sm_l1_entries = 0;
   uint32_t sm_l1_hit_latency = 80;
+  // A descriptor passed as a kernel parameter: the first use reads the constant bank instead.
+  uint32_t param_fetch_latency = 42;
 };
 
 struct SmemConfig {

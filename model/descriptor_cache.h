@@ -27,6 +27,7 @@ enum class DescriptorCacheOp : uint8_t { lookup, prefetch, invalidate };
 struct DescriptorRequest : tlm::tlm_extension<DescriptorRequest> {
   DescriptorCacheOp op = DescriptorCacheOp::lookup;
   int32_t sm = 0;
+  bool param = false;  // a kernel-parameter descriptor: a miss everywhere costs param_fetch_latency
   bool hit = false;  // set by the cache
   tlm::tlm_extension_base* clone() const override { return new DescriptorRequest(*this); }
   void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const DescriptorRequest&>(e); }
@@ -53,14 +54,14 @@ class DescriptorCache : public sc_core::sc_module, public StatsProvider {
   // The second level: a small fully associative LRU list of entries.
   Entry* find_l2(uint64_t address);
   Entry& victim_l2();
-  uint64_t fetch(Entry& e, uint64_t address, uint64_t cycle, int32_t sm);
+  uint64_t fetch(Entry& e, uint64_t address, uint64_t cycle, int32_t sm, bool param);
   // The SM's L1: an LRU set of descriptor copies (large, so a map rather than a scan).
   const Entry* find_sm_l1(uint64_t address);
   void fill_sm_l1(const Entry& e);
   void drop_sm_l1(uint64_t address);
   // Looks up both levels, fetching on a miss; returns the cycle the descriptor is available and
   // leaves it in the first level.
-  Entry& obtain(uint64_t address, uint64_t& t, int32_t sm, int& level);
+  Entry& obtain(uint64_t address, uint64_t& t, int32_t sm, bool param, int& level);
 
   CycleClock clock_;
   DescriptorCacheConfig cfg_;

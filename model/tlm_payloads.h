@@ -35,6 +35,7 @@ struct TmaCommand : tlm::tlm_extension<TmaCommand> {
   UnitCommandKind kind = UnitCommandKind::tensor_op;
   TmaOp op;
   uint64_t descriptor_address = 0;  // global address of the 128-byte descriptor
+  bool descriptor_in_param = false; // a kernel parameter (__grid_constant__): first fetch from the constant bank
   uint32_t mbarrier = 0;            // issuer's mbarrier id that receives complete_tx (loads)
   uint16_t cta_mask = 0;            // multicast: CTAs of the cluster that receive the data (0: own CTA only)
   uint8_t cache_hint = 0;           // L2 cache hint (evict-first/last...), carried for the L2

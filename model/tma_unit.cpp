@@ -115,6 +115,7 @@ uint64_t TmaUnit::process(const Pending& p, uint64_t t) {
   rec.start_cycle = t;
   DescriptorRequest dreq;
   dreq.sm = sm_;
+  dreq.param = cmd.descriptor_in_param;
   ctl_gp_.set_address(cmd.descriptor_address);
   ctl_gp_.set_command(tlm::TLM_READ_COMMAND);
   ctl_gp_.set_data_length(128);

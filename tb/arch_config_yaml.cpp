@@ -43,6 +43,7 @@ const std::vector<Field>& fields() {
       F_U32("descriptor_cache.fetch_latency", 0, 100000, descriptor_cache.fetch_latency),
       F_U32("descriptor_cache.sm_l1_entries", 0, 1u << 20, descriptor_cache.sm_l1_entries),
       F_U32("descriptor_cache.sm_l1_hit_latency", 0, 100000, descriptor_cache.sm_l1_hit_latency),
+      F_U32("descriptor_cache.param_fetch_latency", 0, 100000, descriptor_cache.param_fetch_latency),
       F_U32("smem.capacity_bytes", 1024, 1 << 24, smem.capacity_bytes),
       F_U32("smem.banks", 1, 64, smem.banks),
       F_U32("smem.bank_bytes", 1, 64, smem.bank_bytes),

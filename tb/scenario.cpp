@@ -44,9 +44,15 @@ ScenarioTensor read_tensor(const std::string& name, const YamlField& n) {
 ScenarioDescriptor read_descriptor(const std::string& name, const YamlField& n,
                                    const std::map<std::string, ScenarioTensor>& tensors, GpuArch gpu) {
   n.check_keys({"tensor", "mode", "box", "element_strides", "interleave", "swizzle", "l2_promotion", "oob_fill",
-                "lower_corner", "upper_corner", "channels_per_pixel", "pixels_per_column"});
+                "lower_corner", "upper_corner", "channels_per_pixel", "pixels_per_column", "location"});
   ScenarioDescriptor d;
   d.name = name;
+  if (n["location"].present()) {
+    const std::string where = n["location"].as_string();
+    if (where != "param" && where != "global")
+      throw n["location"].error("expected one of: param, global; got '" + where + "'");
+    d.kernel_param = where == "param";
+  }
   d.tensor = n["tensor"].as_string();
   auto it = tensors.find(d.tensor);
   if (it == tensors.end()) throw n["tensor"].error("no tensor named '" + d.tensor + "'");

@@ -28,6 +28,9 @@ struct ScenarioDescriptor {
   std::string tensor;
   TensorMap map;             // global_address, dims, strides, dtype and rank from the tensor
   uint64_t address = 0;      // where its 128 bytes live in global memory (assigned by the loader)
+  // Passed as a kernel parameter (__grid_constant__ CUtensorMap, as CUTLASS does) rather than by
+  // pointer to global memory: its first use is fetched from the constant bank, not the L2.
+  bool kernel_param = true;
 };
 
 enum class WorkloadKind : uint8_t { gemm, conv, stream, ops };

@@ -15,6 +15,7 @@ IssueOp make_op(const ScenarioDescriptor& d, OpKind kind, std::vector<int64_t> c
   IssueOp o;
   o.cmd.kind = UnitCommandKind::tensor_op;
   o.cmd.descriptor_address = d.address;
+  o.cmd.descriptor_in_param = d.kernel_param;
   o.cmd.op.kind = kind;
   o.cmd.op.reduce = reduce;
   for (size_t i = 0; i < coords.size() && i < 5; ++i) o.cmd.op.coords[i] = static_cast<int32_t>(coords[i]);
@@ -255,6 +256,7 @@ void build_ops(const Scenario& s, std::vector<SmProgram>& progs) {
       Step st;
       IssueOp op;
       op.cmd.descriptor_address = desc(s, o.descriptor).address;
+      op.cmd.descriptor_in_param = desc(s, o.descriptor).kernel_param;
       op.cmd.op = o.op;
       if (o.op.kind == OpKind::load) {
         st.loads.push_back(op);
@@ -300,6 +302,7 @@ std::vector<SmProgram> build_programs(const Scenario& s, const ArchConfig& arch)
         IssueOp op;
         op.cmd.kind = UnitCommandKind::prefetch_descriptor;
         op.cmd.descriptor_address = d.address;
+        op.cmd.descriptor_in_param = d.kernel_param;
         p.prologue.push_back(op);
       }
     }

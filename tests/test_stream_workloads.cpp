@@ -127,6 +127,10 @@ BOOST_AUTO_TEST_CASE(reader_accepts_store_only_and_multicast) {
 BOOST_AUTO_TEST_CASE(reader_refuses_with_the_field_named) {
   // Neither load nor store.
   BOOST_TEST(error_field("stream_tiles", {"workload.load=~"}) == "workload.load");
+  // A descriptor lives in a kernel parameter or in global memory, nowhere else.
+  BOOST_TEST(error_field("stream_tiles", {"descriptors.T_tile.location=constant"}) == "descriptors.T_tile.location");
+  BOOST_TEST(!scenario("stream_tiles", {"descriptors.T_tile.location=global"}).descriptors.at("T_tile").kernel_param);
+  BOOST_TEST(scenario("stream_tiles").descriptors.at("T_tile").kernel_param);
   // Multicast needs clusters, a load, and no store; the issuer is first or rotate, with multicast only.
   BOOST_TEST(error_field("stream_multicast", {"cluster_size=1"}) == "workload.multicast");
   BOOST_TEST(error_field("stream_store", {"cluster_size=2", "workload.multicast=true"}) == "workload.multicast");

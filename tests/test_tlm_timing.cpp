@@ -158,6 +158,7 @@ class Bench : public sc_core::sc_module {
     // Copies of A in the same first-level set as A (4 sets of 128-byte descriptors: 512 apart).
     put(kDescA + 512, map_u8(0x10000000, 64, 2, 1024, 64, 2, L2Promotion::none));
     put(kDescA + 1024, map_u8(0x10000000, 64, 2, 1024, 64, 2, L2Promotion::none));
+    put(kDescA + 1536, map_u8(0x10000000, 64, 2, 1024, 64, 2, L2Promotion::none));
     SC_HAS_PROCESS(Bench);
     SC_THREAD(run);
   }
@@ -202,6 +203,10 @@ class Bench : public sc_core::sc_module {
     inval.op_id = 206;
     s1.script.push_back(inval);
     s1.script.push_back(load(kDescA, {0, 0}, 0, 207));
+    // A fourth copy passed as a kernel parameter: its first use reads the constant bank.
+    TmaCommand param = load(kDescA + 1536, {0, 0}, 0, 208);
+    param.descriptor_in_param = true;
+    s1.script.push_back(param);
     s1.done_at.clear();
     s1.serial = true;
     uint64_t prev = s1.clock_.now_cycles();
@@ -288,13 +293,14 @@ BOOST_AUTO_TEST_CASE(counters_after_three_loads) {
 // first-level hit; after an invalidate (fence.proxy.tensormap) it is fetched again, from the L2.
 BOOST_AUTO_TEST_CASE(descriptor_served_by_the_sm_l1) {
   const auto& l = g.sm1_latency;
-  BOOST_TEST_REQUIRE(l.size() == 7u);
+  BOOST_TEST_REQUIRE(l.size() == 8u);
   BOOST_TEST(l.at(205) == l.at(202) + 30);
   BOOST_TEST(l.at(207) > l.at(205));
   BOOST_TEST(l.at(201) == l.at(207));  // both fetch the descriptor, the data is in the L2 for both
+  BOOST_TEST(l.at(208) == l.at(202) + 42);  // a kernel parameter's first use: param_fetch_latency
   BOOST_TEST(stat(g.stats_end, "bench.gpu.sm1.descriptor_cache", "misses_served_by_sm_l1") == 1);
-  // 201, 203, 204, 205, 207, and the stream's descriptor in phase 2.
-  BOOST_TEST(stat(g.stats_end, "bench.gpu.sm1.descriptor_cache", "misses") == 6);
+  // 201, 203, 204, 205, 207, 208, and the stream's descriptor in phase 2.
+  BOOST_TEST(stat(g.stats_end, "bench.gpu.sm1.descriptor_cache", "misses") == 7);
 }
 
 BOOST_AUTO_TEST_CASE(dram_bound_stream) {
