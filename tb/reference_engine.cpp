@@ -100,14 +100,18 @@ std::string misaligned_dim0(const TensorMap& m, int64_t c0, const char* what) {
 }
 
 // Byte offset of the unit starting at `x` in the global image, or -1 when it starts outside the tensor.
+// An address at or past 2^63 (coordinates x strides can also pass 2^64, and would wrap to a small
+// offset) is INT64_MAX: outside any image, so the access faults instead of reading another byte.
 int64_t unit_offset(const TensorMap& m, const Unit& u, const Coords& x) {
+  for (int i = 0; i < m.rank; ++i)
+    if (x[i] < 0 || static_cast<uint64_t>(x[i]) >= m.dims[i]) return -1;
   uint64_t off = m.global_address;
   for (int i = 0; i < m.rank; ++i) {
-    if (x[i] < 0 || static_cast<uint64_t>(x[i]) >= m.dims[i]) return -1;
-    off += (i == 0 ? static_cast<uint64_t>(x[0]) / u.elements * u.global_bytes
-                   : static_cast<uint64_t>(x[i]) * m.strides[i - 1]);
+    uint64_t step = static_cast<uint64_t>(x[0]) / u.elements * u.global_bytes;
+    if (i > 0 && __builtin_mul_overflow(static_cast<uint64_t>(x[i]), m.strides[i - 1], &step)) return INT64_MAX;
+    if (__builtin_add_overflow(off, step, &off)) return INT64_MAX;
   }
-  return static_cast<int64_t>(off);
+  return off > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(off);
 }
 
 // The data bytes of the unit at `x` as a load delivers them (u.global_bytes into `value`): converted,

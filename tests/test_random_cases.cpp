@@ -18,6 +18,10 @@
 #include "random_cases.h"
 #include "random_prng.h"
 
+// Linked with tma_bench, so with libsystemc, which wants an sc_main (the ASan build keeps the
+// library; Boost.Test provides main).
+extern "C" int sc_main(int, char**) { return 0; }
+
 using namespace tma;
 
 namespace {

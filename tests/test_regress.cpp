@@ -18,6 +18,10 @@
 #include "regress_util.h"
 #include "yaml_reader.h"
 
+// Linked with tma_bench, so with libsystemc, which wants an sc_main (the ASan build keeps the
+// library; Boost.Test provides main).
+extern "C" int sc_main(int, char**) { return 0; }
+
 namespace fs = std::filesystem;
 using namespace tma::regress;
 
