@@ -26,9 +26,9 @@ using Clock = std::chrono::steady_clock;
 class RunMonitor : public sc_core::sc_module {
  public:
   RunMonitor(sc_core::sc_module_name name, GpuSystem& gpu, std::vector<std::unique_ptr<CtaIssuer>>& issuers,
-             const RunOptions& options, uint64_t total_steps)
+             const RunOptions& options)
       : sc_module(name), gpu_(gpu), issuers_(issuers), options_(options), clock_(gpu.arch().sm_clock_mhz),
-        total_steps_(total_steps), started_(Clock::now()) {
+        started_(Clock::now()) {
     if (!options.vcd_path.empty()) {
       vcd_ = std::make_unique<VcdWriter>(options.vcd_path, clock_.period_ps());
       if (!vcd_->ok()) throw std::runtime_error("cannot write " + options.vcd_path);
@@ -90,7 +90,6 @@ class RunMonitor : public sc_core::sc_module {
   std::vector<std::unique_ptr<CtaIssuer>>& issuers_;
   RunOptions options_;
   CycleClock clock_;
-  uint64_t total_steps_;
   Clock::time_point started_;
   std::unique_ptr<VcdWriter> vcd_;
   bool printed_ = false;
@@ -130,7 +129,6 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
     cluster_syncs.push_back(sync);
   }
   std::vector<std::unique_ptr<CtaIssuer>> issuers;
-  uint64_t total_steps = 0;
   for (uint32_t sm = 0; sm < s.sms; ++sm) {
     const std::string n = "cta" + std::to_string(sm);
     issuers.push_back(std::make_unique<CtaIssuer>(n.c_str(), programs[sm], s.workload.stages, static_cast<int>(sm),
@@ -140,7 +138,6 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
     issuers.back()->cmd_out.bind(gpu.unit(sm).cmd_in);
     issuers.back()->lsu_out.bind(gpu.unit(sm).smem().lsu_in);
     gpu.fabric().completion_out.bind(issuers.back()->completion_in);
-    total_steps += programs[sm].steps.size();
   }
   Scoreboard scoreboard(gpu, s.gpu);
   std::unique_ptr<PerfettoTrace> trace;
@@ -155,7 +152,7 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
       gpu.unit(sm).set_request_trace(trace.get());
     }
   }
-  RunMonitor monitor("monitor", gpu, issuers, options, total_steps);
+  RunMonitor monitor("monitor", gpu, issuers, options);
   sc_core::sc_start();
   gpu.check_drained();
 
