@@ -77,7 +77,10 @@ struct L2Config {
 // DRAM as channels of banks with open pages: a channel moves bytes_per_cycle / channels; an
 // access to a bank whose open page is another one first keeps the bank busy for
 // row_miss_cycles (precharge and activate). Locality therefore matters: neighbouring accesses
-// share pages, scattered small ones pay the row misses.
+// share pages, scattered small ones pay the row misses. The controller reorders its queue for
+// page hits (FR-FCFS): an access finds its page open if the page was opened within
+// scheduler_window_cycles of it, whatever other pages the bank served in between (0: one open
+// page per bank, strictly in arrival order).
 struct DramConfig {
   double bytes_per_cycle = 1700;           // at the SM clock, all channels together
   uint32_t latency = 350;                  // added to an L2 miss
@@ -87,6 +90,7 @@ struct DramConfig {
   uint32_t interleave_bytes = 256;         // consecutive addresses change channel every this many bytes
   uint32_t page_bytes = 2048;              // per bank
   uint32_t row_miss_cycles = 0;
+  uint32_t scheduler_window_cycles = 0;
 };
 
 // Thread-block clusters (the ClusterFabric): when a multicast load may start. An empirical model

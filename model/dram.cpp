@@ -22,6 +22,22 @@ uint64_t mix(uint64_t x) {  // address hash for channel and bank selection
 }
 }  // namespace
 
+// Whether an access finds its page open, and if not, records the page as opened for it.
+bool Dram::page_open(Bank& bank, uint64_t page, uint64_t cycle) {
+  const uint64_t window = cfg_.scheduler_window_cycles;
+  if (!window) return bank.open_page == page;
+  // Accesses arrive a little out of cycle order (the SMs run ahead by up to a quantum): the
+  // window is measured both ways.
+  for (const auto& [p, opened] : bank.recent)
+    if (p == page && (cycle > opened ? cycle - opened : opened - cycle) <= window) return true;
+  bank.recent.erase(std::remove_if(bank.recent.begin(), bank.recent.end(),
+                                   [&](const auto& e) { return e.second + window < cycle; }),
+                    bank.recent.end());
+  if (bank.recent.size() >= 64) bank.recent.erase(bank.recent.begin());  // bounded, oldest first
+  bank.recent.emplace_back(page, cycle);
+  return false;
+}
+
 uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle) {
   const uint64_t nch = channels_.size(), nbank = std::max<uint32_t>(1, cfg_.banks);
   const uint64_t chunk = address / cfg_.interleave_bytes;
@@ -33,7 +49,7 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle) {
   // A page miss opens the page first (the bank is busy row_miss_cycles); transfers to an open
   // page stream at the channel's rate.
   uint64_t start = cycle;
-  if (bank.open_page != page) {
+  if (!page_open(bank, page, cycle)) {
     ++row_misses_;
     if (cfg_.row_miss_cycles) {
       start = std::max(cycle, bank.ready) + cfg_.row_miss_cycles;

@@ -28,7 +28,11 @@ class Dram : public sc_core::sc_module, public StatsProvider {
   struct Bank {
     uint64_t open_page = ~0ull;
     uint64_t ready = 0;  // cycle the bank can start a transfer
+    // With a scheduler window: the pages opened lately and when (the controller's queue groups
+    // accesses to them).
+    std::vector<std::pair<uint64_t, uint64_t>> recent;
   };
+  bool page_open(Bank& bank, uint64_t page, uint64_t cycle);
   // One access within one interleave chunk: returns the cycle its last byte is out.
   uint64_t access(uint64_t address, uint64_t bytes, uint64_t cycle);
 
