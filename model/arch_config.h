@@ -80,7 +80,9 @@ struct L2Config {
 // share pages, scattered small ones pay the row misses. The controller reorders its queue for
 // page hits (FR-FCFS): an access finds its page open if the page was opened within
 // scheduler_window_cycles of it, whatever other pages the bank served in between (0: one open
-// page per bank, strictly in arrival order).
+// page per bank, strictly in arrival order). A bank also stays busy while its data moves, at
+// bank_bytes_per_cycle (a pseudo-channel's rate; 0: not held), so that small scattered accesses
+// cost a bank a page opening each and large ones spread it over more data.
 struct DramConfig {
   double bytes_per_cycle = 1700;           // at the SM clock, all channels together
   uint32_t latency = 350;                  // added to an L2 miss
@@ -91,6 +93,11 @@ struct DramConfig {
   uint32_t page_bytes = 2048;              // per bank
   uint32_t row_miss_cycles = 0;
   uint32_t scheduler_window_cycles = 0;
+  double bank_bytes_per_cycle = 0;         // one bank's transfer rate (0: the bank is not held by transfers)
+  // 1: the promoted part of an L2 fill is a background read: demand reads are timed as if it were
+  // not there, and it takes what bandwidth they leave (it still counts against the channel).
+  // 0: every read in arrival order.
+  uint32_t background_promoted_fills = 0;
 };
 
 // Thread-block clusters (the ClusterFabric): when a multicast load may start. An empirical model

@@ -1,6 +1,9 @@
 #include "dram.h"
 
+#include "tlm_payloads.h"
+
 #include <algorithm>
+#include <cmath>
 
 namespace tma {
 
@@ -9,8 +12,11 @@ Dram::Dram(sc_core::sc_module_name name, const ArchConfig& arch)
       channels_(std::max<uint32_t>(1, arch.dram.channels),
                 BandwidthServer(arch.dram.bytes_per_cycle / std::max<uint32_t>(1, arch.dram.channels),
                                 arch.sim.bandwidth_window_cycles)),
+      demand_channels_(channels_),
       banks_(static_cast<size_t>(std::max<uint32_t>(1, arch.dram.channels)) * std::max<uint32_t>(1, arch.dram.banks)) {
   in.register_b_transport(this, &Dram::b_transport);
+  if (cfg_.bank_bytes_per_cycle > 0)
+    for (Bank& b : banks_) b.busy.configure(cfg_.bank_bytes_per_cycle, arch.sim.bandwidth_window_cycles);
 }
 
 namespace {
@@ -38,7 +44,7 @@ bool Dram::page_open(Bank& bank, uint64_t page, uint64_t cycle) {
   return false;
 }
 
-uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle) {
+uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, bool background) {
   const uint64_t nch = channels_.size(), nbank = std::max<uint32_t>(1, cfg_.banks);
   const uint64_t chunk = address / cfg_.interleave_bytes;
   const uint64_t channel = nch > 1 ? mix(chunk) % nch : 0;
@@ -47,19 +53,32 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle) {
   const uint64_t page = local / cfg_.page_bytes;
   Bank& bank = banks_[channel * nbank + (nbank > 1 ? mix(page ^ 0x5bd1e995) % nbank : 0)];
   // A page miss opens the page first (the bank is busy row_miss_cycles); transfers to an open
-  // page stream at the channel's rate.
-  uint64_t start = cycle;
-  if (!page_open(bank, page, cycle)) {
-    ++row_misses_;
-    if (cfg_.row_miss_cycles) {
-      start = std::max(cycle, bank.ready) + cfg_.row_miss_cycles;
-      bank.ready = start;
-    }
-    bank.open_page = page;
-  } else {
-    ++row_hits_;
+  // page stream at the channel's rate. With bank_bytes_per_cycle the bank is also held while its
+  // data moves: the opening and the transfer are booked on the bank's own time line.
+  const bool hold = cfg_.bank_bytes_per_cycle > 0;
+  const bool hit = page_open(bank, page, cycle);
+  if (hit) ++row_hits_; else ++row_misses_;
+  uint64_t start = cycle, bank_done = 0;
+  if (hold) {
+    const double rate = cfg_.bank_bytes_per_cycle;
+    const uint64_t opening = hit ? 0 : static_cast<uint64_t>(std::ceil(cfg_.row_miss_cycles * rate));
+    bank_done = bank.busy.serve(cycle, bytes + opening);
+    const uint64_t transfer = static_cast<uint64_t>(std::ceil(bytes / rate));
+    start = std::max(cycle, bank_done > transfer ? bank_done - transfer : 0);
+    bank.busy.retire_before(cycle > 100000 ? cycle - 100000 : 0);
+  } else if (!hit && cfg_.row_miss_cycles) {
+    start = std::max(cycle, bank.ready) + cfg_.row_miss_cycles;
+    bank.ready = start;
   }
-  const uint64_t done = channels_[channel].serve(start, bytes);
+  if (!hit) bank.open_page = page;
+  uint64_t done = channels_[channel].serve(start, bytes);
+  if (cfg_.background_promoted_fills && !background) {
+    // Demand has priority: it is timed against demand alone. Booked in channels_ too, it pushes
+    // the background reads that come after it back.
+    done = demand_channels_[channel].serve(start, bytes);
+    demand_channels_[channel].retire_before(cycle > 100000 ? cycle - 100000 : 0);
+  }
+  if (hold) done = std::max(done, bank_done);
   channels_[channel].retire_before(cycle > 100000 ? cycle - 100000 : 0);
   return done;
 }
@@ -70,11 +89,14 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   const uint64_t t = clock_.to_cycles(sc_core::sc_time_stamp() + delay);
   const uint64_t address = gp.get_address();
   const uint64_t bytes = gp.get_data_length();
+  const DramFillClass* fill_class = gp.get_extension<DramFillClass>();
+  const bool background = !gp.is_write() && fill_class && fill_class->promoted;
+  if (background) background_bytes_ += bytes;
   uint64_t served = t;
   for (uint64_t off = 0; off < bytes;) {  // split at interleave boundaries
     const uint64_t a = address + off;
     const uint64_t n = std::min(bytes - off, cfg_.interleave_bytes - a % cfg_.interleave_bytes);
-    served = std::max(served, access(a, n, t));
+    served = std::max(served, access(a, n, t, background));
     off += n;
   }
   ++accesses_;
@@ -96,6 +118,7 @@ void Dram::collect_stats(StatsRecord& out) const {
   out.add("accesses", accesses_);
   out.add("row_hits", row_hits_);
   out.add("row_misses", row_misses_);
+  out.add("promoted_read_bytes", background_bytes_);
 }
 
 }  // namespace tma

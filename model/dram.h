@@ -31,15 +31,21 @@ class Dram : public sc_core::sc_module, public StatsProvider {
     // With a scheduler window: the pages opened lately and when (the controller's queue groups
     // accesses to them).
     std::vector<std::pair<uint64_t, uint64_t>> recent;
+    // With bank_bytes_per_cycle: the bank's time, booked like a channel's (page openings as the
+    // bytes it could have moved meanwhile), so that accesses arriving out of cycle order are fine.
+    BandwidthServer busy;
   };
   bool page_open(Bank& bank, uint64_t page, uint64_t cycle);
-  // One access within one interleave chunk: returns the cycle its last byte is out.
-  uint64_t access(uint64_t address, uint64_t bytes, uint64_t cycle);
+  // One access within one interleave chunk: returns the cycle its last byte is out. A background
+  // read queues behind everything booked; a demand read only behind other demand reads.
+  uint64_t access(uint64_t address, uint64_t bytes, uint64_t cycle, bool background);
 
   CycleClock clock_;
   DramConfig cfg_;
-  std::vector<BandwidthServer> channels_;
+  std::vector<BandwidthServer> channels_;         // every transfer
+  std::vector<BandwidthServer> demand_channels_;  // demand transfers only (background_promoted_fills)
   std::vector<Bank> banks_;  // channels x banks
+  uint64_t background_bytes_ = 0;
   uint64_t read_bytes_ = 0, write_bytes_ = 0, accesses_ = 0, row_misses_ = 0, row_hits_ = 0;
   uint64_t last_done_cycle_ = 0;
 };

@@ -46,15 +46,22 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
     // Cycle each sector's data is in the L2: a request that finds a sector still being filled
     // from DRAM (valid, but not yet there) waits for it.
     std::array<uint64_t, 8> ready{};
+    // Promoted sectors filled over the crossbar for another partition's demand: counted in
+    // lts_sectors, unless another SM asks for them at about the same time (then counted once).
+    uint8_t far_promoted = 0;
+    int32_t promoter_sm = -1;
+    uint64_t promoted_cycle = 0;
   };
   void b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   Line* find(uint64_t line_index);
   Line* allocate(uint64_t line_index, uint64_t cycle);
   size_t set_of(uint64_t line_index) const;
-  // Fills the missing sectors of [begin, end) from DRAM; returns the cycle their data is in the
-  // L2 (`cycle` when nothing was missing) and adds the bytes fetched to `fetched`.
-  uint64_t fill(uint64_t begin, uint64_t end, uint64_t cycle, uint64_t& fetched);
-  uint64_t dram_read(uint64_t address, uint64_t bytes, uint64_t cycle);
+  // Fills the missing sectors of [begin, end) from DRAM, those of the demand [demand_begin,
+  // demand_end) first; returns the cycle the demanded data is in the L2 (`cycle` when nothing was
+  // missing) and adds the bytes fetched to `fetched`. Promoted sectors carry their own ready cycle.
+  uint64_t fill(uint64_t begin, uint64_t end, uint64_t demand_begin, uint64_t demand_end, uint64_t cycle, int sm,
+                uint64_t& fetched);
+  uint64_t dram_read(uint64_t address, uint64_t bytes, uint64_t cycle, bool promoted);
   // A write-back: DRAM takes it at once or later (its bandwidth); nobody waits for the data to land.
   void dram_write(uint64_t address, uint64_t bytes, uint64_t cycle);
   // The partition that holds a line, and the one an SM is attached to.
@@ -80,11 +87,17 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint32_t window_;
   tlm::tlm_generic_payload dram_gp_;
   std::vector<std::pair<Line*, uint8_t>> filling_;  // sectors of the fill in progress
+  struct FillRun {
+    uint64_t address, bytes;
+    size_t first, count;  // its sectors in filling_
+  };
+  std::vector<FillRun> demand_runs_, promoted_runs_;  // the fill in progress, cut into DRAM accesses
 
   uint64_t requests_[5] = {0, 0, 0, 0, 0};  // by MemAccess
   uint64_t sectors_requested_ = 0, sector_hits_ = 0, sector_misses_ = 0;
   uint64_t bytes_requested_ = 0, dram_fill_bytes_ = 0, writeback_bytes_ = 0, evictions_ = 0;
   uint64_t far_requests_ = 0, lts_sectors_ = 0, near_copy_hits_ = 0, reduction_misses_ = 0;
+  uint64_t promoted_far_sectors_ = 0;  // promoted sectors filled in the other partition (ncu counts them)
 };
 
 }  // namespace tma

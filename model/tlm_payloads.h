@@ -100,6 +100,16 @@ struct MemRequest : tlm::tlm_extension<MemRequest> {
   void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const MemRequest&>(e); }
 };
 
+// ---- L2 -> DRAM: what a read is for ----
+// A fill's promoted part (sectors no request asked for) may be served from the capacity demand
+// fills leave (DramConfig::background_promoted_fills).
+struct DramFillClass : tlm::tlm_extension<DramFillClass> {
+  bool promoted = false;
+
+  tlm::tlm_extension_base* clone() const override { return new DramFillClass(*this); }
+  void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const DramFillClass&>(e); }
+};
+
 // ---- inside the unit: a piece of data (or fill) bound for shared memory ----
 // `bytes` long, landing at logical offset `box_offset` of the operation's destination
 // (before swizzling); the crossbar turns it into swizzled 16-byte chunk writes.

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "dram.h"
+#include "tlm_payloads.h"
 
 using namespace tma;
 
@@ -22,7 +23,7 @@ namespace {
 
 // Round numbers: 1 GHz, one channel of one bank, 2 KB pages, a row miss costs 50 cycles, bytes
 // move at 32 a cycle, accounted cycle by cycle, no access latency on top.
-ArchConfig dram_arch(uint32_t window) {
+ArchConfig dram_arch(uint32_t window, double bank_bytes_per_cycle = 0, uint32_t background_promoted = 0) {
   ArchConfig a;
   a.sm_clock_mhz = 1000;
   a.sim.bandwidth_window_cycles = 1;
@@ -34,20 +35,25 @@ ArchConfig dram_arch(uint32_t window) {
   a.dram.page_bytes = 2048;
   a.dram.row_miss_cycles = 50;
   a.dram.scheduler_window_cycles = window;
+  a.dram.bank_bytes_per_cycle = bank_bytes_per_cycle;
+  a.dram.background_promoted_fills = background_promoted;
   return a;
 }
 
 struct Driver : sc_core::sc_module {
   tlm_utils::simple_initiator_socket<Driver> out;
   explicit Driver(sc_core::sc_module_name n) : sc_module(n), out("out") {}
-  // A 32-byte read at `cycle`; returns the cycle its data is back.
-  uint64_t read(uint64_t address, uint64_t cycle) {
-    unsigned char buf[32];
+  // A read of `bytes` (32 unless said) at `cycle`, a demand fill or the promoted part of one;
+  // returns the cycle its data is back.
+  uint64_t read(uint64_t address, uint64_t cycle, uint32_t bytes = 32, bool promoted = false) {
     tlm::tlm_generic_payload gp;
     gp.set_command(tlm::TLM_READ_COMMAND);
     gp.set_address(address);
-    gp.set_data_ptr(buf);
-    gp.set_data_length(32);
+    gp.set_data_ptr(nullptr);
+    gp.set_data_length(bytes);
+    DramFillClass fill_class;
+    fill_class.promoted = promoted;
+    ScopedExtension<DramFillClass> scoped(gp, &fill_class);
     sc_core::sc_time delay(static_cast<double>(cycle), sc_core::SC_NS);
     out->b_transport(gp, delay);
     return static_cast<uint64_t>((sc_core::sc_time_stamp() + delay).to_seconds() * 1e9 + 0.5);
@@ -57,8 +63,9 @@ struct Driver : sc_core::sc_module {
 struct Bench {
   std::unique_ptr<Dram> dram;
   std::unique_ptr<Driver> driver;
-  Bench(const std::string& name, uint32_t window)
-      : dram(std::make_unique<Dram>((name + "_dram").c_str(), dram_arch(window))),
+  Bench(const std::string& name, uint32_t window, double bank_bytes_per_cycle = 0, uint32_t background_promoted = 0)
+      : dram(std::make_unique<Dram>((name + "_dram").c_str(),
+                                    dram_arch(window, bank_bytes_per_cycle, background_promoted))),
         driver(std::make_unique<Driver>((name + "_driver").c_str())) {
     driver->out.bind(dram->in);
   }
@@ -74,6 +81,8 @@ struct Bench {
 // One elaboration for the whole file: every bench is built first, then time starts.
 struct Benches {
   Bench in_order{"in_order", 0}, windowed{"windowed", 500}, expiring{"expiring", 500}, early{"early", 500};
+  // A bank that moves 8 bytes a cycle (the channel 32), pages kept open for 500 cycles.
+  Bench bank_held{"bank_held", 500, 8}, fifo{"fifo", 500, 0, 0}, priority{"priority", 500, 0, 1};
   Benches() { sc_core::sc_start(sc_core::SC_ZERO_TIME); }
 };
 Benches& benches() {
@@ -122,4 +131,32 @@ BOOST_AUTO_TEST_CASE(the_window_holds_for_accesses_that_arrive_out_of_cycle_orde
   b.driver->read(kPage0 + 32, 100);
   BOOST_TEST(b.stat("row_misses") == 1);
   BOOST_TEST(b.stat("row_hits") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_bank_is_held_while_its_data_moves) {
+  Bench& b = benches().bank_held;
+  // 64 bytes: the page opens (50), the channel would move them in 2 cycles but the bank in 8.
+  BOOST_TEST(b.driver->read(kPage0, 0, 64) == 58u);
+  // A page hit on the same bank waits for the bank: 58 + 32 / 8.
+  BOOST_TEST(b.driver->read(kPage0 + 64, 1, 32) == 62u);
+  BOOST_TEST(b.stat("row_misses") == 1);
+  BOOST_TEST(b.stat("row_hits") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(without_priority_a_promoted_fill_delays_the_demand_behind_it) {
+  Bench& b = benches().fifo;
+  BOOST_TEST(b.driver->read(kPage0, 0, 256, true) == 58u);  // page opened at 50, 256 B at 32 a cycle
+  BOOST_TEST(b.driver->read(kPage0 + 256, 50, 32) == 59u);  // then the demand, behind it
+  BOOST_TEST(b.stat("promoted_read_bytes") == 256);        // counted, but served in arrival order
+}
+
+BOOST_AUTO_TEST_CASE(with_priority_demand_passes_promoted_fills_and_they_take_what_is_left) {
+  Bench& b = benches().priority;
+  BOOST_TEST(b.driver->read(kPage0, 0, 256, true) == 58u);   // the promoted part, alone: as before
+  BOOST_TEST(b.driver->read(kPage0 + 256, 50, 32) == 51u);   // demand is timed as if it were not there
+  // A promoted fill after the demand queues behind all that was booked: 256 + 32 + 256 bytes
+  // from cycle 50.
+  BOOST_TEST(b.driver->read(kPage0 + 512, 50, 256, true) == 67u);
+  BOOST_TEST(b.stat("promoted_read_bytes") == 512);
+  BOOST_TEST(b.stat("read_bytes") == 544);
 }
