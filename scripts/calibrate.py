@@ -367,7 +367,9 @@ LATENCY_SEARCH = [
 BANDWIDTH_SEARCH = [
     ("dram.scheduler_window_cycles", [0, 100, 500, 2000]),
     ("dram.banks", [256, 512, 1024]),
-    ("dram.row_miss_cycles", [24, 48, 96]),
+    ("dram.row_miss_cycles", [16, 24, 48, 96]),
+    ("dram.bank_bytes_per_cycle", [0, 11.2, 16]),
+    ("dram.background_promoted_fills", [0, 1]),
     ("dram.page_bytes", [1024, 2048]),
     ("tma.max_outstanding_requests", [256, 512, 1024]),
     ("dram.latency", [750, 800]),
