@@ -15,6 +15,7 @@ void BandwidthServer::configure(double bytes_per_cycle, uint32_t window_cycles) 
   window_capacity_ = bytes_per_cycle_ * window_;
   ring_.assign(64, 0.0);
   first_window_ = 0;
+  full_from_ = full_until_ = 0;
 }
 
 double& BandwidthServer::slot(uint64_t w) {
@@ -34,6 +35,10 @@ uint64_t BandwidthServer::serve(uint64_t cycle, uint64_t bytes) {
   double left = static_cast<double>(bytes);
   // The part of the first window before the arrival cannot be used by this request.
   double offset_in_window = cycle >= w * window_ ? static_cast<double>(cycle - w * window_) : 0.0;
+  if (w >= full_from_ && w < full_until_) {
+    w = full_until_;
+    offset_in_window = 0;
+  }
   while (true) {
     double& used = slot(w);
     const double floor_used = offset_in_window * bytes_per_cycle_;
@@ -48,6 +53,13 @@ uint64_t BandwidthServer::serve(uint64_t cycle, uint64_t bytes) {
       left -= room;
       used = window_capacity_;
     }
+    // Window w is full now: extend the known-full run, or start one here.
+    if (w == full_until_ && full_until_ > full_from_) {
+      ++full_until_;
+    } else if (w < full_from_ || w > full_until_ || full_until_ == full_from_) {
+      full_from_ = w;
+      full_until_ = w + 1;
+    }
     ++w;
     offset_in_window = 0;
   }
@@ -56,6 +68,7 @@ uint64_t BandwidthServer::serve(uint64_t cycle, uint64_t bytes) {
 void BandwidthServer::retire_before(uint64_t cycle) {
   const uint64_t w = cycle / window_;
   if (w <= first_window_) return;
+  if (full_from_ < w) full_from_ = std::min(w, full_until_);
   // Clear the retired windows' slots so they can be reused by future windows.
   const uint64_t n = std::min<uint64_t>(w - first_window_, ring_.size());
   for (uint64_t x = 0; x < n; ++x) ring_[(first_window_ + x) % ring_.size()] = 0.0;

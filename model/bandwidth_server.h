@@ -36,6 +36,9 @@ class BandwidthServer {
   std::vector<double> ring_;
   double& slot(uint64_t w);
   uint64_t bytes_served_ = 0;
+  // Windows [full_from_, full_until_) are known to be full: a request arriving in them starts
+  // at full_until_ without walking them (a busy server's backlog grows at its end).
+  uint64_t full_from_ = 0, full_until_ = 0;
 };
 
 }  // namespace tma
