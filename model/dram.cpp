@@ -62,10 +62,12 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, bool bac
   if (hold) {
     const double rate = cfg_.bank_bytes_per_cycle;
     const uint64_t opening = hit ? 0 : static_cast<uint64_t>(std::ceil(cfg_.row_miss_cycles * rate));
+    // Settle the bank's old windows first: a bank first used late in a long run must not book
+    // from window 0 (its window ring would grow to the whole run).
+    bank.busy.retire_before(cycle > 100000 ? cycle - 100000 : 0);
     bank_done = bank.busy.serve(cycle, bytes + opening);
     const uint64_t transfer = static_cast<uint64_t>(std::ceil(bytes / rate));
     start = std::max(cycle, bank_done > transfer ? bank_done - transfer : 0);
-    bank.busy.retire_before(cycle > 100000 ? cycle - 100000 : 0);
   } else if (!hit && cfg_.row_miss_cycles) {
     start = std::max(cycle, bank.ready) + cfg_.row_miss_cycles;
     bank.ready = start;
