@@ -35,7 +35,7 @@ uint64_t BandwidthServer::serve(uint64_t cycle, uint64_t bytes) {
   double left = static_cast<double>(bytes);
   // The part of the first window before the arrival cannot be used by this request.
   double offset_in_window = cycle >= w * window_ ? static_cast<double>(cycle - w * window_) : 0.0;
-  if (w >= full_from_ && w < full_until_) {
+  if (in_full_run(w)) {
     w = full_until_;
     offset_in_window = 0;
   }
@@ -56,7 +56,7 @@ uint64_t BandwidthServer::serve(uint64_t cycle, uint64_t bytes) {
     // Window w is full now: extend the known-full run, or start one here.
     if (w == full_until_ && full_until_ > full_from_) {
       ++full_until_;
-    } else if (w < full_from_ || w > full_until_ || full_until_ == full_from_) {
+    } else if (!in_full_run(w)) {
       full_from_ = w;
       full_until_ = w + 1;
     }

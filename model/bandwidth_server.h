@@ -39,6 +39,7 @@ class BandwidthServer {
   // Windows [full_from_, full_until_) are known to be full: a request arriving in them starts
   // at full_until_ without walking them (a busy server's backlog grows at its end).
   uint64_t full_from_ = 0, full_until_ = 0;
+  bool in_full_run(uint64_t w) const { return w >= full_from_ && w < full_until_; }
 };
 
 }  // namespace tma

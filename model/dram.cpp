@@ -56,6 +56,8 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, bool bac
   // page stream at the channel's rate. With bank_bytes_per_cycle the bank is also held while its
   // data moves: the opening and the transfer are booked on the bank's own time line.
   const bool hold = cfg_.bank_bytes_per_cycle > 0;
+  // Bookings older than this are settled (arrivals are out of order by far less).
+  const uint64_t settled = cycle > 100000 ? cycle - 100000 : 0;
   const bool hit = page_open(bank, page, cycle);
   if (hit) ++row_hits_; else ++row_misses_;
   uint64_t start = cycle, bank_done = 0;
@@ -64,7 +66,7 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, bool bac
     const uint64_t opening = hit ? 0 : static_cast<uint64_t>(std::ceil(cfg_.row_miss_cycles * rate));
     // Settle the bank's old windows first: a bank first used late in a long run must not book
     // from window 0 (its window ring would grow to the whole run).
-    bank.busy.retire_before(cycle > 100000 ? cycle - 100000 : 0);
+    bank.busy.retire_before(settled);
     bank_done = bank.busy.serve(cycle, bytes + opening);
     const uint64_t transfer = static_cast<uint64_t>(std::ceil(bytes / rate));
     start = std::max(cycle, bank_done > transfer ? bank_done - transfer : 0);
@@ -78,10 +80,10 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, bool bac
     // Demand has priority: it is timed against demand alone. Booked in channels_ too, it pushes
     // the background reads that come after it back.
     done = demand_channels_[channel].serve(start, bytes);
-    demand_channels_[channel].retire_before(cycle > 100000 ? cycle - 100000 : 0);
+    demand_channels_[channel].retire_before(settled);
   }
   if (hold) done = std::max(done, bank_done);
-  channels_[channel].retire_before(cycle > 100000 ? cycle - 100000 : 0);
+  channels_[channel].retire_before(settled);
   return done;
 }
 

@@ -36,8 +36,9 @@ class Dram : public sc_core::sc_module, public StatsProvider {
     BandwidthServer busy;
   };
   bool page_open(Bank& bank, uint64_t page, uint64_t cycle);
-  // One access within one interleave chunk: returns the cycle its last byte is out. A background
-  // read queues behind everything booked; a demand read only behind other demand reads.
+  // One access within one interleave chunk: returns the cycle its last byte is out. With
+  // background_promoted_fills a background read queues behind everything booked, a demand read
+  // only behind other demand reads.
   uint64_t access(uint64_t address, uint64_t bytes, uint64_t cycle, bool background);
 
   CycleClock clock_;

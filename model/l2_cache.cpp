@@ -183,13 +183,13 @@ uint64_t L2Cache::fill(uint64_t begin, uint64_t end, uint64_t demand_begin, uint
   for (const FillRun& r : promoted) {
     const uint64_t t = dram_read(r.address, r.bytes, cycle, true);
     for (size_t k = r.first; k < r.first + r.count; ++k) {
-      filling_[k].first->ready[filling_[k].second] = t;
-      Line& pl = *filling_[k].first;
-      if (cfg_.partitions > 1 && home_partition(pl.tag) != demand_home) {
+      auto [pl, s] = filling_[k];
+      pl->ready[s] = t;
+      if (cfg_.partitions > 1 && home_partition(pl->tag) != demand_home) {
         ++promoted_far_sectors_;
-        pl.far_promoted |= static_cast<uint8_t>(1u << filling_[k].second);
-        pl.promoter_sm = sm;
-        pl.promoted_cycle = cycle;
+        pl->far_promoted |= static_cast<uint8_t>(1u << s);
+        pl->promoter_sm = sm;
+        pl->promoted_cycle = cycle;
       }
     }
   }
