@@ -13,15 +13,15 @@ void BandwidthServer::configure(double bytes_per_cycle, uint32_t window_cycles) 
   bytes_per_cycle_ = bytes_per_cycle > 0 ? bytes_per_cycle : 1;
   window_ = window_cycles ? window_cycles : 1;
   window_capacity_ = bytes_per_cycle_ * window_;
-  ring_.assign(64, 0.0);
+  ring_.assign(64, Window{});
   first_window_ = 0;
   full_from_ = full_until_ = 0;
 }
 
-double& BandwidthServer::slot(uint64_t w) {
+BandwidthServer::Window& BandwidthServer::slot(uint64_t w) {
   if (w - first_window_ >= ring_.size()) {
     // Grow, keeping each live window at its index modulo the new size.
-    std::vector<double> bigger(std::max<size_t>(ring_.size() * 2, w - first_window_ + 1), 0.0);
+    std::vector<Window> bigger(std::max<size_t>(ring_.size() * 2, w - first_window_ + 1));
     for (uint64_t x = first_window_; x < first_window_ + ring_.size(); ++x) bigger[x % bigger.size()] = ring_[x % ring_.size()];
     ring_.swap(bigger);
   }
@@ -40,25 +40,32 @@ uint64_t BandwidthServer::serve(uint64_t cycle, uint64_t bytes) {
     offset_in_window = 0;
   }
   while (true) {
-    double& used = slot(w);
-    const double floor_used = offset_in_window * bytes_per_cycle_;
-    const double start = std::max(used, floor_used);
-    const double room = window_capacity_ - start;
+    Window& win = slot(w);
+    const double arrival = offset_in_window * bytes_per_cycle_;  // bytes of window time gone by
+    const bool in_order = arrival >= win.last_arrival;
+    win.last_arrival = std::max(win.last_arrival, arrival);
+    // In order: it starts at the frontier. Out of order: anywhere capacity is left, but not before
+    // its arrival. Either way no more than the capacity not yet booked.
+    const double start = in_order ? std::max(win.frontier, arrival) : arrival;
+    const double room = std::min(window_capacity_ - win.booked, window_capacity_ - start);
     if (room >= left) {
-      used = start + left;
-      const double end_in_window = used / bytes_per_cycle_;
-      return w * window_ + static_cast<uint64_t>(std::ceil(end_in_window - 1e-9));
+      win.booked += left;
+      win.frontier = in_order ? start + left : std::min(window_capacity_, win.frontier + left);
+      return w * window_ + static_cast<uint64_t>(std::ceil(win.frontier / bytes_per_cycle_ - 1e-9));
     }
     if (room > 0) {
       left -= room;
-      used = window_capacity_;
+      win.booked += room;
     }
-    // Window w is full now: extend the known-full run, or start one here.
-    if (w == full_until_ && full_until_ > full_from_) {
-      ++full_until_;
-    } else if (!in_full_run(w)) {
-      full_from_ = w;
-      full_until_ = w + 1;
+    win.frontier = window_capacity_;
+    if (win.booked >= window_capacity_ - 1e-9) {
+      // Window w is full: extend the known-full run, or start one here.
+      if (w == full_until_ && full_until_ > full_from_) {
+        ++full_until_;
+      } else if (!in_full_run(w)) {
+        full_from_ = w;
+        full_until_ = w + 1;
+      }
     }
     ++w;
     offset_in_window = 0;
@@ -71,7 +78,7 @@ void BandwidthServer::retire_before(uint64_t cycle) {
   if (full_from_ < w) full_from_ = std::min(w, full_until_);
   // Clear the retired windows' slots so they can be reused by future windows.
   const uint64_t n = std::min<uint64_t>(w - first_window_, ring_.size());
-  for (uint64_t x = 0; x < n; ++x) ring_[(first_window_ + x) % ring_.size()] = 0.0;
+  for (uint64_t x = 0; x < n; ++x) ring_[(first_window_ + x) % ring_.size()] = Window{};
   first_window_ = w;
 }
 

@@ -2,8 +2,10 @@
 // shared-memory port). Requests reserve capacity in fixed windows of time: a request arriving at
 // cycle t takes what is left in t's window and spills into later windows, and finishes when its
 // last byte is served. Requests from units that run ahead of each other (temporal decoupling)
-// may arrive out of time order; the windows keep that from corrupting the accounting, at the
-// cost of at most one window of timing error.
+// may arrive out of time order, and some are booked well ahead of now (a read's return trip
+// booked when its DRAM fill is asked for): a window's capacity is the bytes booked in it whatever
+// their order, and a request finishes no later than its window's end, so that order costs at
+// most one window of timing error and never capacity.
 #pragma once
 
 #include <cstdint>
@@ -30,11 +32,19 @@ class BandwidthServer {
   double bytes_per_cycle_ = 1;
   uint32_t window_ = 64;
   double window_capacity_ = 64;
-  // Bytes reserved per window, for windows [first_window_, first_window_ + ring_.size()), kept in a
-  // ring indexed by window number; it grows when a request reaches further ahead.
+  // Per window: the bytes booked in it (its capacity used); its frontier, where (in bytes from the
+  // window's start) the requests booked in it so far finish; and the latest arrival in it. A
+  // request arriving at or after the latest queues behind the frontier, as in a FIFO; one arriving
+  // before it (out of order, or after one booked ahead of time late in the window) takes capacity
+  // not yet booked and finishes behind the frontier but no later than the window's end.
+  struct Window {
+    double booked = 0, frontier = 0, last_arrival = 0;
+  };
+  // Windows [first_window_, first_window_ + ring_.size()), kept in a ring indexed by window
+  // number; it grows when a request reaches further ahead.
   uint64_t first_window_ = 0;
-  std::vector<double> ring_;
-  double& slot(uint64_t w);
+  std::vector<Window> ring_;
+  Window& slot(uint64_t w);
   uint64_t bytes_served_ = 0;
   // Windows [full_from_, full_until_) are known to be full: a request arriving in them starts
   // at full_until_ without walking them (a busy server's backlog grows at its end).
