@@ -98,6 +98,13 @@ struct DramConfig {
   // not there, and it takes what bandwidth they leave (it still counts against the channel).
   // 0: every read in arrival order.
   uint32_t background_promoted_fills = 0;
+  // A background read that would wait longer than this behind demand is served as demand (the
+  // controller ages requests): demand cannot starve it, and it takes demand's bandwidth then.
+  // 0: no limit.
+  uint32_t background_max_wait_cycles = 0;
+  // Channel time each access costs on top of its data, in bytes' worth (commands, bus turnaround):
+  // what makes many small accesses slower than fewer large ones to the same open pages.
+  uint32_t access_overhead_bytes = 0;
 };
 
 // Thread-block clusters (the ClusterFabric): when a multicast load may start. An empirical model

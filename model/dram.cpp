@@ -75,13 +75,23 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, bool bac
     bank.ready = start;
   }
   if (!hit) bank.open_page = page;
-  uint64_t done = channels_[channel].serve(start, bytes);
+  // A promoted read continues its fill's demand read to the same pages (the L2 asks for the whole
+  // promoted span at once; only the model splits it, to give the demand part priority): it pays
+  // no access overhead of its own.
+  const uint64_t channel_bytes = bytes + (background ? 0 : cfg_.access_overhead_bytes);
+  uint64_t done = channels_[channel].serve(start, channel_bytes);
   if (cfg_.background_promoted_fills && !background) {
     // Demand has priority: it is timed against demand alone. Booked in channels_ too, it pushes
     // the background reads that come after it back.
-    done = demand_channels_[channel].serve(start, bytes);
-    demand_channels_[channel].retire_before(settled);
+    done = demand_channels_[channel].serve(start, channel_bytes);
+  } else if (cfg_.background_promoted_fills && cfg_.background_max_wait_cycles &&
+             done > start + cfg_.background_max_wait_cycles) {
+    // Starved by demand for too long: the controller serves it among the demand reads. (Without
+    // this a stream that keeps DRAM busy with demand would never see its promoted sectors.)
+    done = demand_channels_[channel].serve(start + cfg_.background_max_wait_cycles, channel_bytes);
+    ++aged_background_;
   }
+  if (cfg_.background_promoted_fills) demand_channels_[channel].retire_before(settled);
   if (hold) done = std::max(done, bank_done);
   channels_[channel].retire_before(settled);
   return done;
@@ -123,6 +133,7 @@ void Dram::collect_stats(StatsRecord& out) const {
   out.add("row_hits", row_hits_);
   out.add("row_misses", row_misses_);
   out.add("promoted_read_bytes", background_bytes_);
+  out.add("aged_promoted_reads", aged_background_);
 }
 
 }  // namespace tma

@@ -370,15 +370,17 @@ BANDWIDTH_SEARCH = [
     ("dram.row_miss_cycles", [16, 24, 48, 96]),
     ("dram.bank_bytes_per_cycle", [0, 11.2, 16]),
     ("dram.background_promoted_fills", [0, 1]),
+    ("dram.background_max_wait_cycles", [0, 300, 1000]),
+    ("dram.access_overhead_bytes", [0, 16, 32]),
     ("dram.page_bytes", [1024, 2048]),
     ("tma.max_outstanding_requests", [256, 512, 1024]),
     ("dram.latency", [750, 800]),
     ("consumer_cycles", [300, 320, 340, 360]),
-    ("dram.bytes_per_cycle", [2200, 2424]),
+    ("dram.bytes_per_cycle", [2200, 2424, 2500]),
     ("l2.bytes_per_cycle", [4000, 4400, 4800]),
     ("dram.channels", [1, 16]),
     ("l2.far_latency", [0, 40]),
-    ("l2.crossbar_bytes_per_cycle", [2048, 4096]),
+    ("l2.crossbar_bytes_per_cycle", [1500, 1700, 2048, 4096]),
 ]
 # Rounds of coordinate descent per phase (a bandwidth evaluation replays ~300 all-SM runs).
 ROUNDS = {"latency": 2, "bandwidth": 1}

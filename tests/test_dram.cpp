@@ -64,8 +64,9 @@ struct Bench {
   std::unique_ptr<Dram> dram;
   std::unique_ptr<Driver> driver;
   Bench(const std::string& name, uint32_t window, double bank_bytes_per_cycle = 0, uint32_t background_promoted = 0)
-      : dram(std::make_unique<Dram>((name + "_dram").c_str(),
-                                    dram_arch(window, bank_bytes_per_cycle, background_promoted))),
+      : Bench(name, dram_arch(window, bank_bytes_per_cycle, background_promoted)) {}
+  Bench(const std::string& name, const ArchConfig& arch)
+      : dram(std::make_unique<Dram>((name + "_dram").c_str(), arch)),
         driver(std::make_unique<Driver>((name + "_driver").c_str())) {
     driver->out.bind(dram->in);
   }
@@ -83,6 +84,16 @@ struct Benches {
   Bench in_order{"in_order", 0}, windowed{"windowed", 500}, expiring{"expiring", 500}, early{"early", 500};
   // A bank that moves 8 bytes a cycle (the channel 32), pages kept open for 500 cycles.
   Bench bank_held{"bank_held", 500, 8}, fifo{"fifo", 500, 0, 0}, priority{"priority", 500, 0, 1};
+  // Each access costs the channel 32 bytes' worth on top of its data; promoted reads have priority
+  // below demand, and are served as demand once they would wait 100 cycles.
+  Bench overhead{"overhead", with_overhead_and_aging()};
+  Bench aging{"aging", with_overhead_and_aging()};
+  static ArchConfig with_overhead_and_aging() {
+    ArchConfig a = dram_arch(500, 0, 1);
+    a.dram.access_overhead_bytes = 32;
+    a.dram.background_max_wait_cycles = 100;
+    return a;
+  }
   Benches() { sc_core::sc_start(sc_core::SC_ZERO_TIME); }
 };
 Benches& benches() {
@@ -159,4 +170,35 @@ BOOST_AUTO_TEST_CASE(with_priority_demand_passes_promoted_fills_and_they_take_wh
   BOOST_TEST(b.driver->read(kPage0 + 512, 50, 256, true) == 67u);
   BOOST_TEST(b.stat("promoted_read_bytes") == 512);
   BOOST_TEST(b.stat("read_bytes") == 544);
+}
+
+BOOST_AUTO_TEST_CASE(each_access_costs_the_channel_its_overhead_but_a_promoted_continuation_does_not) {
+  Bench& b = benches().overhead;
+  BOOST_TEST(b.driver->read(kPage0, 0, 64) == 53u);       // page opened at 50: 64 + 32 bytes at 32 a cycle
+  BOOST_TEST(b.driver->read(kPage0 + 64, 60, 32) == 62u);  // a page hit: 32 + 32 bytes
+  // Two small accesses take longer than one of their size: 64 bytes as two is 4 cycles, as one 3.
+  BOOST_TEST(b.driver->read(kPage0 + 128, 100, 32) == 102u);
+  BOOST_TEST(b.driver->read(kPage0 + 160, 100, 32) == 104u);
+  // The promoted rest of a fill is the same access continued: its data only (64 bytes, 2 cycles).
+  BOOST_TEST(b.driver->read(kPage0 + 192, 200, 64, true) == 202u);
+  BOOST_TEST(b.stat("read_bytes") == 224);
+}
+
+BOOST_AUTO_TEST_CASE(a_promoted_read_starved_by_demand_is_served_as_demand_after_the_longest_wait) {
+  Bench& b = benches().aging;
+  BOOST_TEST(b.driver->read(kPage0, 0, 32) == 52u);  // opens page 0
+  // Demand books the channel for 400 cycles from cycle 100: 200 reads of 32 (+32) bytes.
+  uint64_t last = 0;
+  for (int i = 0; i < 200; ++i) last = b.driver->read(kPage0 + 32 * (i % 64), 100, 32);
+  BOOST_TEST(last == 500u);
+  // A promoted read at 100 would wait behind all of it: more than 100 cycles, so it is served
+  // as demand instead (from 200 on, behind what demand booked: 32 bytes, 1 cycle).
+  BOOST_TEST(b.driver->read(kPage0 + 256, 100, 32, true) == 501u);
+  BOOST_TEST(b.stat("aged_promoted_reads") == 1);
+  // It took demand's bandwidth: the next demand read (32 + 32 bytes) ends at 501 + 2, where
+  // without aging it would end at 500 + 2 (a promoted read is not in demand's books).
+  BOOST_TEST(b.driver->read(kPage0 + 288, 100, 32) == 503u);
+  // A promoted read with nothing before it keeps its low priority.
+  b.driver->read(kPage0 + 320, 5000, 32, true);
+  BOOST_TEST(b.stat("aged_promoted_reads") == 1);
 }
