@@ -186,6 +186,8 @@ uint64_t L2Cache::fill(uint64_t begin, uint64_t end, uint64_t demand_begin, uint
       auto [pl, s] = filling_[k];
       pl->ready[s] = t;
       if (cfg_.partitions > 1 && home_partition(pl->tag) != demand_home) {
+        // Its data crosses to its home partition (after the request's own: b_transport books it).
+        far_promoted_.push_back(FarPromoted{pl, pl->tag, s, t});
         ++promoted_far_sectors_;
         pl->far_promoted |= static_cast<uint8_t>(1u << s);
         pl->promoter_sm = sm;
@@ -357,6 +359,13 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   } else {
     t_done = t_ready + half + far_half;  // a prefetch
   }
+  // Promoted sectors filled for another partition cross after the request's data, taking the
+  // crossbar's bandwidth from the far reads that follow; each is in its partition once across.
+  for (const FarPromoted& p : far_promoted_) {
+    const uint64_t across = crossbar_.serve(p.in_l2, cfg_.sector_bytes);
+    if (p.line->tag == p.tag) p.line->ready[p.sector] = across;
+  }
+  far_promoted_.clear();
   delay = clock_.to_time(t_done) - sc_core::sc_time_stamp();
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
 

@@ -87,6 +87,15 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint32_t window_;
   tlm::tlm_generic_payload dram_gp_;
   std::vector<std::pair<Line*, uint8_t>> filling_;  // sectors of the fill in progress
+  // Promoted sectors of the fill in progress that cross to their home partition once the
+  // request's own data has crossed (they follow it over the crossbar): sector and DRAM-out cycle.
+  struct FarPromoted {
+    Line* line;
+    uint64_t tag;  // the line's, to skip it should this request have evicted it meanwhile
+    uint8_t sector;
+    uint64_t in_l2;
+  };
+  std::vector<FarPromoted> far_promoted_;
   struct FillRun {
     uint64_t address, bytes;
     size_t first, count;  // its sectors in filling_

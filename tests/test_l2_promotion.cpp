@@ -2,7 +2,7 @@
 // request waits only for the sectors it asked for (they go to DRAM first); a later request for a
 // promoted sector waits for that sector's own data; and with background_promoted_fills the
 // promoted part does not hold demand back; promoted sectors filled in the other partition count
-// in lts_sectors unless another SM asks for them at once. The L2 and a DRAM are driven directly, at chosen
+// in lts_sectors unless another SM asks for them at once, and cross the partitions' crossbar. The L2 and a DRAM are driven directly, at chosen
 // cycles, once the design is elaborated.
 #define BOOST_TEST_MODULE l2_promotion
 #include <boost/test/unit_test.hpp>
@@ -78,8 +78,10 @@ struct Bench {
   std::unique_ptr<Dram> dram;
   std::unique_ptr<Driver> driver;
   Bench(const std::string& name, uint32_t background_promoted, uint32_t partitions = 1)
-      : l2(std::make_unique<L2Cache>((name + "_l2").c_str(), l2_arch(background_promoted, partitions), memory)),
-        dram(std::make_unique<Dram>((name + "_dram").c_str(), l2_arch(background_promoted, partitions))),
+      : Bench(name, l2_arch(background_promoted, partitions)) {}
+  Bench(const std::string& name, const ArchConfig& arch)
+      : l2(std::make_unique<L2Cache>((name + "_l2").c_str(), arch, memory)),
+        dram(std::make_unique<Dram>((name + "_dram").c_str(), arch)),
         driver(std::make_unique<Driver>((name + "_driver").c_str())) {
     driver->out.bind(l2->in);
     l2->dram_out.bind(dram->in);
@@ -95,6 +97,12 @@ struct Bench {
 
 struct Benches {
   Bench fifo{"fifo", 0}, priority{"priority", 1}, partitioned{"partitioned", 0, 2};
+  // Two partitions joined by a crossbar that moves 4 bytes a cycle.
+  Bench narrow_crossbar{"narrow_crossbar", [] {
+    ArchConfig a = l2_arch(0, 2);
+    a.l2.crossbar_bytes_per_cycle = 4;
+    return a;
+  }()};
   Benches() { sc_core::sc_start(sc_core::SC_ZERO_TIME); }
 };
 Benches& benches() {
@@ -164,4 +172,36 @@ BOOST_AUTO_TEST_CASE(far_promoted_sectors_count_unless_another_sm_asks_at_once) 
   BOOST_TEST(far() == total - merged);
   // lts_sectors carries them on top of the sectors the requests touched.
   BOOST_TEST(lts() >= far() + 2 * 96 * 4);
+}
+
+BOOST_AUTO_TEST_CASE(far_promoted_sectors_cross_the_crossbar_to_their_home_partition) {
+  Bench& b = benches().narrow_crossbar;
+  const auto stat = [&](const char* n) { return b.stat(*b.l2, n); };
+  // SM 0 misses the first half of a 256-byte block with 256B promotion at cycle t; then an SM of
+  // the second half's home partition reads that half at once (a near read: no crossing of its
+  // own). The promoted half's 128 bytes leave DRAM 4 cycles after the demanded ones; homed in
+  // the other partition than the demand's, they must cross too: 32 cycles at 4 bytes a cycle.
+  int cases[3] = {0, 0, 0};
+  for (uint64_t k = 0; k < 24; ++k) {
+    const uint64_t t = 10000 * (k + 1), block = 0x200000 + 256 * k;
+    const double far_before = stat("promoted_far_sectors"), requests_before = stat("far_requests");
+    const uint64_t first = b.driver->read(block, 128, 256, t, 0);
+    const bool first_far = stat("far_requests") > requests_before;  // homed in partition 1
+    const bool promoted_far = stat("promoted_far_sectors") > far_before;
+    const int home_of_second = (first_far ? 1 : 0) ^ (promoted_far ? 1 : 0);
+    const uint64_t second = b.driver->read(block + 128, 128, 256, t, home_of_second);
+    if (!promoted_far) {
+      ++cases[0];  // both halves in one partition: the second is in 4 cycles after the first
+      BOOST_TEST(second == first - (first_far ? 32 : 0) + 4, "block " << k);
+    } else if (!first_far) {
+      ++cases[1];  // the first stays in partition 0, the promoted half crosses to partition 1
+      BOOST_TEST(second == first + 4 + 32, "block " << k);
+    } else {
+      ++cases[2];  // both cross, the request's own data first: the promoted half waits for it
+      BOOST_TEST(second == first + 32, "block " << k);
+    }
+  }
+  BOOST_TEST(cases[0] > 0);
+  BOOST_TEST(cases[1] > 0);
+  BOOST_TEST(cases[2] > 0);
 }
