@@ -72,6 +72,10 @@ struct L2Config {
   uint32_t partitions = 1;
   uint32_t far_latency = 0;                // added to the round trip of a far access
   uint32_t crossbar_bytes_per_cycle = 4096;  // between the partitions, each way
+  // A GPC's read coalescer (GpcCoalescer): gpc_sms consecutive SMs share one; reads of the same
+  // sectors reaching it within gpc_coalesce_window_cycles are served once. 0: off.
+  uint32_t gpc_sms = 16;
+  uint32_t gpc_coalesce_window_cycles = 0;
 };
 
 // DRAM as channels of banks with open pages: a channel moves bytes_per_cycle / channels; an

@@ -25,6 +25,7 @@ void L2Cache::end_of_elaboration() {
   const size_t ports = in.size();
   to_sm_.assign(ports, BandwidthServer(cfg_.sm_port_bytes_per_cycle, window_));
   from_sm_.assign(ports, BandwidthServer(cfg_.sm_write_bytes_per_cycle, window_));
+  coalescer_ = GpcCoalescer(static_cast<uint32_t>(ports), cfg_.gpc_sms, cfg_.gpc_coalesce_window_cycles, cfg_.sector_bytes);
 }
 
 // Lines spread over the sets by a hash of the line address, as GPU L2s do, so that strided
@@ -226,6 +227,18 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   const uint64_t address = gp.get_address();
   const uint64_t bytes = gp.get_data_length();
   const uint64_t sector = cfg_.sector_bytes;
+  // Another SM of this GPC read the same sectors a moment ago: its GPC's coalescer serves this
+  // read from that one's data, which the L2 sends once; only this SM's own link carries it.
+  uint64_t gpc_data_back = 0;
+  if (req->access == MemAccess::read && coalescer_.merge(req->sm, address, bytes, t0, gpc_data_back)) {
+    ++coalesced_reads_;
+    coalesced_bytes_ += bytes;
+    if (gp.get_data_ptr()) memory_.read(address, gp.get_data_ptr(), bytes);
+    const uint64_t t_done = to_sm_[port].serve(std::max(gpc_data_back, t0 + half), bytes) + half;
+    delay = clock_.to_time(t_done) - sc_core::sc_time_stamp();
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
   const bool reduce = req->access == MemAccess::reduce;
   const bool writes = req->access == MemAccess::write || reduce;
   ++requests_[static_cast<int>(req->access)];
@@ -353,6 +366,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   uint64_t t_done;
   if (req->access == MemAccess::read || req->access == MemAccess::descriptor) {
     if (far) t_ready = crossbar_.serve(t_ready, bytes);
+    if (req->access == MemAccess::read) coalescer_.record(req->sm, address, bytes, t0, t_ready + far_half);
     t_done = to_sm_[port].serve(t_ready + far_half, bytes) + half;
   } else if (writes) {
     t_done = std::max(taken, writeback_taken_) + cfg_.write_ack_latency + (reduce ? cfg_.reduction_latency : 0) + far_half;
@@ -398,6 +412,8 @@ void L2Cache::collect_stats(StatsRecord& out) const {
   out.add("near_copy_hits", near_copy_hits_);
   out.add("lts_sectors", lts_sectors_ + promoted_far_sectors_);
   out.add("promoted_far_sectors", promoted_far_sectors_);
+  out.add("gpc_coalesced_reads", coalesced_reads_);
+  out.add("gpc_coalesced_bytes", coalesced_bytes_);
   out.add("sets", static_cast<uint64_t>(sets_));
 }
 

@@ -69,6 +69,8 @@ const std::vector<Field>& fields() {
       F_U32("l2.partitions", 1, 2, l2.partitions),
       F_U32("l2.far_latency", 0, 100000, l2.far_latency),
       F_U32("l2.crossbar_bytes_per_cycle", 1, 1 << 20, l2.crossbar_bytes_per_cycle),
+      F_U32("l2.gpc_sms", 1, 1024, l2.gpc_sms),
+      F_U32("l2.gpc_coalesce_window_cycles", 0, 1000000, l2.gpc_coalesce_window_cycles),
       F_DBL("dram.bytes_per_cycle", 0.001, 1e6, dram.bytes_per_cycle),
       F_U32("dram.latency", 0, 1000000, dram.latency),
       F_U32("dram.burst_bytes", 1, 4096, dram.burst_bytes),

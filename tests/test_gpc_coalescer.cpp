@@ -1,0 +1,41 @@
+// GpcCoalescer: reads of the same sectors by SMs of one GPC within its window are served once.
+#define BOOST_TEST_MODULE gpc_coalescer
+#include <boost/test/unit_test.hpp>
+
+#include "gpc_coalescer.h"
+
+using namespace tma;
+
+namespace {
+// 8 SMs, 4 per GPC, a 100-cycle window, 32-byte sectors.
+GpcCoalescer coalescer() { return GpcCoalescer(8, 4, 100, 32); }
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_read_of_sectors_another_sm_of_the_gpc_just_read_is_merged) {
+  GpcCoalescer c = coalescer();
+  uint64_t back = 0;
+  BOOST_TEST(!c.merge(0, 0x1000, 128, 10, back));  // nothing read yet
+  c.record(0, 0x1000, 128, 10, 300);               // SM 0's read, data back at the GPC at 300
+  BOOST_TEST(c.merge(1, 0x1000, 128, 50, back));   // SM 1, 40 cycles later: served from it
+  BOOST_TEST(back == 300u);
+  BOOST_TEST(c.merge(3, 0x1020, 32, 0, back));     // a part of it, reported from behind (SM 3 ran late)
+}
+
+BOOST_AUTO_TEST_CASE(no_merge_across_gpcs_outside_the_window_for_the_same_sm_or_new_sectors) {
+  GpcCoalescer c = coalescer();
+  uint64_t back = 0;
+  c.record(0, 0x2000, 64, 1000, 1300);
+  BOOST_TEST(!c.merge(4, 0x2000, 64, 1000, back));   // SM 4 is in the next GPC
+  BOOST_TEST(!c.merge(1, 0x2000, 64, 1101, back));   // 101 cycles later: outside the window
+  BOOST_TEST(!c.merge(1, 0x2000, 64, 899, back));    // and 101 before
+  BOOST_TEST(!c.merge(0, 0x2000, 64, 1000, back));   // the same SM again is a read of its own
+  BOOST_TEST(!c.merge(1, 0x2000, 128, 1000, back));  // two of its four sectors were not read
+}
+
+BOOST_AUTO_TEST_CASE(a_window_of_zero_turns_it_off) {
+  GpcCoalescer c(8, 4, 0, 32);
+  uint64_t back = 0;
+  c.record(0, 0x3000, 128, 10, 300);
+  BOOST_TEST(!c.enabled());
+  BOOST_TEST(!c.merge(1, 0x3000, 128, 10, back));
+}
