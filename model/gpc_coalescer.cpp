@@ -4,47 +4,50 @@
 
 namespace tma {
 
-GpcCoalescer::GpcCoalescer(uint32_t sms, uint32_t sms_per_gpc, uint32_t window_cycles, uint32_t sector_bytes)
-    : sms_per_gpc_(std::max<uint32_t>(1, sms_per_gpc)), window_(window_cycles), sector_(std::max<uint32_t>(1, sector_bytes)) {
-  const uint32_t gpcs = (std::max<uint32_t>(1, sms) + sms_per_gpc_ - 1) / sms_per_gpc_;
-  reads_.resize(gpcs);
-  records_.assign(gpcs, 0);
+GpcCoalescer::GpcCoalescer(uint32_t sms, uint32_t sms_per_gpc, uint32_t window_cycles, uint32_t line_bytes,
+                           uint32_t sector_bytes)
+    : sms_per_gpc_(std::max<uint32_t>(1, sms_per_gpc)), window_(window_cycles),
+      line_(std::max<uint32_t>(1, line_bytes)), sector_(std::max<uint32_t>(1, sector_bytes)),
+      gpcs_((std::max<uint32_t>(1, sms) + sms_per_gpc_ - 1) / sms_per_gpc_) {
+  if (window_) table_.resize(static_cast<size_t>(gpcs_) * kSlots);
 }
 
-bool GpcCoalescer::merge(int sm, uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t& data_back) {
-  if (!window_ || bytes == 0) return false;
-  const uint32_t g = gpc_of(sm);
-  if (g >= reads_.size()) return false;
-  const auto& reads = reads_[g];
-  uint64_t back = 0;
-  for (uint64_t a = address / sector_ * sector_; a < address + bytes; a += sector_) {
-    const auto it = reads.find(a);
-    if (it == reads.end() || it->second.sm == sm) return false;
-    // SMs run ahead of each other (temporal decoupling): the window holds both ways.
-    const uint64_t gap = cycle > it->second.cycle ? cycle - it->second.cycle : it->second.cycle - cycle;
-    if (gap > window_) return false;
-    back = std::max(back, it->second.data_back);
-  }
-  data_back = back;
+size_t GpcCoalescer::slot(uint32_t gpc, uint64_t line) const {
+  uint64_t h = line * 0x9E3779B97F4A7C15ull;
+  h ^= h >> 29;
+  return static_cast<size_t>(gpc) * kSlots + h % kSlots;
+}
+
+bool GpcCoalescer::locate(int sm, uint64_t address, uint64_t bytes, uint32_t& gpc, uint64_t& line,
+                          uint32_t& sectors) const {
+  if (!window_ || bytes == 0 || sm < 0) return false;
+  gpc = static_cast<uint32_t>(sm) / sms_per_gpc_;
+  line = address / line_;
+  if (gpc >= gpcs_ || (address + bytes - 1) / line_ != line) return false;  // one line only
+  const uint64_t first = (address % line_) / sector_, last = ((address + bytes - 1) % line_) / sector_;
+  sectors = 0;
+  for (uint64_t s = first; s <= last && s < 32; ++s) sectors |= 1u << s;
+  return true;
+}
+
+bool GpcCoalescer::merge(int sm, uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t& data_back) const {
+  uint32_t gpc = 0, sectors = 0;
+  uint64_t line = 0;
+  if (!locate(sm, address, bytes, gpc, line, sectors)) return false;
+  const Entry& e = table_[slot(gpc, line)];
+  if (e.line != line || e.sm == sm || (e.sectors & sectors) != sectors) return false;
+  // SMs run ahead of each other (temporal decoupling): the window holds both ways.
+  const uint64_t gap = cycle > e.cycle ? cycle - e.cycle : e.cycle - cycle;
+  if (gap > window_) return false;
+  data_back = e.data_back;
   return true;
 }
 
 void GpcCoalescer::record(int sm, uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t data_back) {
-  if (!window_) return;
-  const uint32_t g = gpc_of(sm);
-  if (g >= reads_.size()) return;
-  auto& reads = reads_[g];
-  for (uint64_t a = address / sector_ * sector_; a < address + bytes; a += sector_)
-    reads[a] = Entry{cycle, data_back, sm};
-  // Keep the table to what the window can still match.
-  if (++records_[g] % 4096 == 0) forget_before(reads, cycle > 4ull * window_ ? cycle - 4ull * window_ : 0);
-}
-
-void GpcCoalescer::forget_before(std::unordered_map<uint64_t, Entry>& reads, uint64_t cycle) {
-  for (auto it = reads.begin(); it != reads.end();) {
-    if (it->second.cycle < cycle) it = reads.erase(it);
-    else ++it;
-  }
+  uint32_t gpc = 0, sectors = 0;
+  uint64_t line = 0;
+  if (!locate(sm, address, bytes, gpc, line, sectors)) return;
+  table_[slot(gpc, line)] = Entry{line, cycle, data_back, sm, sectors};
 }
 
 }  // namespace tma

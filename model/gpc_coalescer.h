@@ -5,8 +5,8 @@
 // Streams of distinct tiles never share sectors and are unaffected.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 namespace tma {
@@ -14,27 +14,30 @@ namespace tma {
 class GpcCoalescer {
  public:
   // `sms_per_gpc` consecutive SMs share a coalescer; `window_cycles` 0 turns coalescing off.
-  GpcCoalescer(uint32_t sms, uint32_t sms_per_gpc, uint32_t window_cycles, uint32_t sector_bytes);
+  GpcCoalescer(uint32_t sms, uint32_t sms_per_gpc, uint32_t window_cycles, uint32_t line_bytes, uint32_t sector_bytes);
 
   bool enabled() const { return window_ > 0; }
-  // A read of [address, address + bytes) by `sm` reaching the GPC at `cycle`: if every sector of
-  // it was read by another SM of the GPC within the window, returns true and the cycle that
-  // read's data is back at the GPC (`data_back`).
-  bool merge(int sm, uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t& data_back);
+  // A read of [address, address + bytes) (within one line) by `sm` reaching the GPC at `cycle`:
+  // if another SM of the GPC read all its sectors within the window, returns true and the cycle
+  // that read's data is back at the GPC (`data_back`).
+  bool merge(int sm, uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t& data_back) const;
   // Records a read the L2 serves: its sectors, when it reached the GPC, and when its data is back.
   void record(int sm, uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t data_back);
 
  private:
+  // The GPC's recent reads, one per line, in a table indexed by a hash of the line: a read that
+  // lands on another line's slot replaces it (a missed merge, never a wrong one).
   struct Entry {
-    uint64_t cycle, data_back;
-    int sm;
+    uint64_t line = ~0ull, cycle = 0, data_back = 0;
+    int32_t sm = -1;
+    uint32_t sectors = 0;  // bit mask
   };
-  uint32_t gpc_of(int sm) const { return static_cast<uint32_t>(sm) / sms_per_gpc_; }
-  void forget_before(std::unordered_map<uint64_t, Entry>& reads, uint64_t cycle);
+  static constexpr uint32_t kSlots = 4096;  // per GPC: over the lines a GPC reads in a window
+  size_t slot(uint32_t gpc, uint64_t line) const;
+  bool locate(int sm, uint64_t address, uint64_t bytes, uint32_t& gpc, uint64_t& line, uint32_t& sectors) const;
 
-  uint32_t sms_per_gpc_, window_, sector_;
-  std::vector<std::unordered_map<uint64_t, Entry>> reads_;  // per GPC: sector address -> last read
-  std::vector<uint64_t> records_;                           // per GPC, to prune now and then
+  uint32_t sms_per_gpc_, window_, line_, sector_, gpcs_;
+  std::vector<Entry> table_;  // gpcs_ x kSlots
 };
 
 }  // namespace tma

@@ -25,7 +25,8 @@ void L2Cache::end_of_elaboration() {
   const size_t ports = in.size();
   to_sm_.assign(ports, BandwidthServer(cfg_.sm_port_bytes_per_cycle, window_));
   from_sm_.assign(ports, BandwidthServer(cfg_.sm_write_bytes_per_cycle, window_));
-  coalescer_ = GpcCoalescer(static_cast<uint32_t>(ports), cfg_.gpc_sms, cfg_.gpc_coalesce_window_cycles, cfg_.sector_bytes);
+  coalescer_ = GpcCoalescer(static_cast<uint32_t>(ports), cfg_.gpc_sms, cfg_.gpc_coalesce_window_cycles, cfg_.line_bytes,
+                            cfg_.sector_bytes);
 }
 
 // Lines spread over the sets by a hash of the line address, as GPU L2s do, so that strided
@@ -375,9 +376,15 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   }
   // Promoted sectors filled for another partition cross after the request's data, taking the
   // crossbar's bandwidth from the far reads that follow; each is in its partition once across.
-  for (const FarPromoted& p : far_promoted_) {
-    const uint64_t across = crossbar_.serve(p.in_l2, cfg_.sector_bytes);
-    if (p.line->tag == p.tag) p.line->ready[p.sector] = across;
+  for (size_t i = 0; i < far_promoted_.size();) {
+    // A line's sectors that left DRAM together cross together.
+    size_t j = i + 1;
+    while (j < far_promoted_.size() && far_promoted_[j].line == far_promoted_[i].line &&
+           far_promoted_[j].in_l2 == far_promoted_[i].in_l2)
+      ++j;
+    const uint64_t across = crossbar_.serve(far_promoted_[i].in_l2, (j - i) * cfg_.sector_bytes);
+    for (; i < j; ++i)
+      if (far_promoted_[i].line->tag == far_promoted_[i].tag) far_promoted_[i].line->ready[far_promoted_[i].sector] = across;
   }
   far_promoted_.clear();
   delay = clock_.to_time(t_done) - sc_core::sc_time_stamp();

@@ -84,7 +84,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint64_t lru_clock_ = 0;
   BandwidthServer slices_, write_path_, reduction_alu_, reduction_miss_path_, crossbar_;
   std::vector<BandwidthServer> to_sm_, from_sm_;
-  GpcCoalescer coalescer_{1, 1, 0, 32};  // set up once the SMs are bound
+  GpcCoalescer coalescer_{1, 1, 0, 128, 32};  // set up once the SMs are bound
   uint64_t coalesced_reads_ = 0, coalesced_bytes_ = 0;
   uint64_t writeback_taken_ = 0;  // the current request's write-backs: the cycle DRAM took the last
   uint32_t window_;

@@ -7,8 +7,8 @@
 using namespace tma;
 
 namespace {
-// 8 SMs, 4 per GPC, a 100-cycle window, 32-byte sectors.
-GpcCoalescer coalescer() { return GpcCoalescer(8, 4, 100, 32); }
+// 8 SMs, 4 per GPC, a 100-cycle window, 128-byte lines of 32-byte sectors.
+GpcCoalescer coalescer() { return GpcCoalescer(8, 4, 100, 128, 32); }
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(a_read_of_sectors_another_sm_of_the_gpc_just_read_is_merged) {
@@ -30,10 +30,12 @@ BOOST_AUTO_TEST_CASE(no_merge_across_gpcs_outside_the_window_for_the_same_sm_or_
   BOOST_TEST(!c.merge(1, 0x2000, 64, 899, back));    // and 101 before
   BOOST_TEST(!c.merge(0, 0x2000, 64, 1000, back));   // the same SM again is a read of its own
   BOOST_TEST(!c.merge(1, 0x2000, 128, 1000, back));  // two of its four sectors were not read
+  BOOST_TEST(!c.merge(1, 0x2040, 64, 1000, back));   // the other two
+  BOOST_TEST(!c.merge(1, 0x1FC0, 128, 1000, back));  // across two lines: never merged
 }
 
 BOOST_AUTO_TEST_CASE(a_window_of_zero_turns_it_off) {
-  GpcCoalescer c(8, 4, 0, 32);
+  GpcCoalescer c(8, 4, 0, 128, 32);
   uint64_t back = 0;
   c.record(0, 0x3000, 128, 10, 300);
   BOOST_TEST(!c.enabled());
