@@ -383,8 +383,10 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
            far_promoted_[j].in_l2 == far_promoted_[i].in_l2)
       ++j;
     const uint64_t across = crossbar_.serve(far_promoted_[i].in_l2, (j - i) * cfg_.sector_bytes);
-    for (; i < j; ++i)
-      if (far_promoted_[i].line->tag == far_promoted_[i].tag) far_promoted_[i].line->ready[far_promoted_[i].sector] = across;
+    for (; i < j; ++i) {
+      const FarPromoted& p = far_promoted_[i];
+      if (p.line->tag == p.tag) p.line->ready[p.sector] = across;  // unless this request evicted it
+    }
   }
   far_promoted_.clear();
   delay = clock_.to_time(t_done) - sc_core::sc_time_stamp();
