@@ -8,6 +8,10 @@
 
 namespace tma {
 
+// How far apart two cycles are, whichever is first: units that run ahead of each other (temporal
+// decoupling) report events out of cycle order, so a "within N cycles" rule holds both ways.
+inline uint64_t cycles_apart(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
+
 class CycleClock {
  public:
   explicit CycleClock(double mhz = 1000)

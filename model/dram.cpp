@@ -35,7 +35,7 @@ bool Dram::page_open(Bank& bank, uint64_t page, uint64_t cycle) {
   // Accesses arrive a little out of cycle order (the SMs run ahead by up to a quantum): the
   // window is measured both ways.
   for (const auto& [p, opened] : bank.recent)
-    if (p == page && (cycle > opened ? cycle - opened : opened - cycle) <= window) return true;
+    if (p == page && cycles_apart(cycle, opened) <= window) return true;
   bank.recent.erase(std::remove_if(bank.recent.begin(), bank.recent.end(),
                                    [&](const auto& e) { return e.second + window < cycle; }),
                     bank.recent.end());

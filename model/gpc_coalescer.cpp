@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cycle_time.h"
+
 namespace tma {
 
 GpcCoalescer::GpcCoalescer(uint32_t sms, uint32_t sms_per_gpc, uint32_t window_cycles, uint32_t line_bytes,
@@ -36,9 +38,7 @@ bool GpcCoalescer::merge(int sm, uint64_t address, uint64_t bytes, uint64_t cycl
   if (!locate(sm, address, bytes, gpc, line, sectors)) return false;
   const Entry& e = table_[slot(gpc, line)];
   if (e.line != line || e.sm == sm || (e.sectors & sectors) != sectors) return false;
-  // SMs run ahead of each other (temporal decoupling): the window holds both ways.
-  const uint64_t gap = cycle > e.cycle ? cycle - e.cycle : e.cycle - cycle;
-  if (gap > window_) return false;
+  if (cycles_apart(cycle, e.cycle) > window_) return false;  // SMs run ahead of each other
   data_back = e.data_back;
   return true;
 }

@@ -295,8 +295,8 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
           // promotion (before or after: SMs run ahead of each other): the two meet in the far
           // partition's miss queue and are counted once (silicon: +3-5% sectors, not +25%, when
           // neighbouring SMs read the promoted halves at the same time).
-          const uint64_t gap = t_arrive > l->promoted_cycle ? t_arrive - l->promoted_cycle : l->promoted_cycle - t_arrive;
-          if (req->sm != l->promoter_sm && gap <= cfg_.hit_latency) --promoted_far_sectors_;
+          if (req->sm != l->promoter_sm && cycles_apart(t_arrive, l->promoted_cycle) <= cfg_.hit_latency)
+            --promoted_far_sectors_;
           l->far_promoted &= static_cast<uint8_t>(~(1u << s));
         }
       } else {

@@ -313,10 +313,8 @@ class Runner:
         return summary
 
     def predict(self, points, arch_sets, consumer):
-        """`consumer`: the measurement kernels' per-tile costs (KERNEL_COSTS), or one for both."""
+        """`consumer`: the measurement kernels' per-tile costs, by name (KERNEL_COSTS)."""
         def cost(p):
-            if not isinstance(consumer, dict):
-                return consumer
             return consumer["multicast_consumer_cycles" if p.family == "multicast_bandwidth" else "consumer_cycles"]
 
         def sets_of(p):
