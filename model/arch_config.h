@@ -66,6 +66,10 @@ struct L2Config {
   // L2 can keep waiting for their data bound it, well below DRAM bandwidth).
   uint32_t reduction_miss_bytes_per_cycle = 640;
   uint32_t request_overhead_cycles = 0;    // per L2 request, in the slice
+  // Tag lookups all slices make per cycle (0: unlimited). A request looks up each line it
+  // touches, and each other line of its promotion region (hit or miss: the L2 must know which
+  // promoted sectors to fetch), so 256B promotion of narrow rows costs lookup rate.
+  double tag_lookups_per_cycle = 0;
   // Two partitions on Hopper: a line lives in one (by address hash); an SM reaching a line of
   // the other partition goes through the inter-partition crossbar, and both partitions count
   // the sectors (what ncu's lts__t_sectors shows).

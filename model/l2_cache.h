@@ -83,6 +83,8 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   std::vector<Line> lines_;  // sets_ x ways
   uint64_t lru_clock_ = 0;
   BandwidthServer slices_, write_path_, reduction_alu_, reduction_miss_path_, crossbar_;
+  BandwidthServer tag_lookups_;  // in lookups, not bytes
+  uint64_t tag_lookups_made_ = 0;
   std::vector<BandwidthServer> to_sm_, from_sm_;
   GpcCoalescer coalescer_{1, 1, 0, 128, 32};  // set up once the SMs are bound
   uint64_t coalesced_reads_ = 0, coalesced_bytes_ = 0;

@@ -66,6 +66,7 @@ const std::vector<Field>& fields() {
       F_U32("l2.reduction_latency", 0, 100000, l2.reduction_latency),
       F_U32("l2.reduction_miss_bytes_per_cycle", 1, 1 << 20, l2.reduction_miss_bytes_per_cycle),
       F_U32("l2.request_overhead_cycles", 0, 100000, l2.request_overhead_cycles),
+      F_DBL("l2.tag_lookups_per_cycle", 0, 1e6, l2.tag_lookups_per_cycle),
       F_U32("l2.partitions", 1, 2, l2.partitions),
       F_U32("l2.far_latency", 0, 100000, l2.far_latency),
       F_U32("l2.crossbar_bytes_per_cycle", 1, 1 << 20, l2.crossbar_bytes_per_cycle),

@@ -2,8 +2,9 @@
 // request waits only for the sectors it asked for (they go to DRAM first); a later request for a
 // promoted sector waits for that sector's own data; and with background_promoted_fills the
 // promoted part does not hold demand back; promoted sectors filled in the other partition count
-// in lts_sectors unless another SM asks for them at once, and cross the partitions' crossbar. The L2 and a DRAM are driven directly, at chosen
-// cycles, once the design is elaborated.
+// in lts_sectors unless another SM asks for them at once, and cross the partitions' crossbar;
+// every line of a request's promotion region is looked up, hit or miss, at the L2's tag lookup
+// rate. The L2 and a DRAM are driven directly, at chosen cycles, once the design is elaborated.
 #define BOOST_TEST_MODULE l2_promotion
 #include <boost/test/unit_test.hpp>
 
@@ -101,6 +102,12 @@ struct Benches {
   Bench narrow_crossbar{"narrow_crossbar", [] {
     ArchConfig a = l2_arch(0, 2);
     a.l2.crossbar_bytes_per_cycle = 4;
+    return a;
+  }()};
+  // One tag lookup a cycle.
+  Bench lookup_bound{"lookup_bound", [] {
+    ArchConfig a = l2_arch(0);
+    a.l2.tag_lookups_per_cycle = 1;
     return a;
   }()};
   Benches() { sc_core::sc_start(sc_core::SC_ZERO_TIME); }
@@ -204,4 +211,29 @@ BOOST_AUTO_TEST_CASE(far_promoted_sectors_cross_the_crossbar_to_their_home_parti
   BOOST_TEST(cases[0] > 0);
   BOOST_TEST(cases[1] > 0);
   BOOST_TEST(cases[2] > 0);
+}
+
+BOOST_AUTO_TEST_CASE(promotion_regions_are_looked_up_line_by_line_even_on_hits) {
+  // 16 reads of 64 bytes at once, each the first half of its own 256-byte block, all L2 hits.
+  // A hit alone is back 12 cycles after it is sent (5 there, a cycle in the slice, a cycle on
+  // the link, 5 back), 13 with 256B promotion (two lookups); at one lookup a cycle the reads queue for the lookups: the last of 16 one-
+  // line lookups is done 16 cycles after they arrive, of 16 two-line lookups (256B promotion
+  // also looks up the block's second line) 32 cycles after.
+  const auto last_back = [](Bench& b, uint32_t promotion, uint64_t t) {
+    uint64_t last = 0;
+    for (uint64_t k = 0; k < 16; ++k) last = std::max(last, b.driver->read(0x300000 + 256 * k, 64, promotion, t));
+    return last - t;
+  };
+  Bench& bound = benches().lookup_bound;
+  bound.l2->prefill(0x300000, 4096);
+  BOOST_TEST(bound.driver->read(0x300000, 64, 256, 10000) == 10013u);
+  BOOST_TEST(last_back(bound, 0, 20000) == 5u + 16 + 1 + 5);
+  BOOST_TEST(last_back(bound, 128, 30000) == 5u + 16 + 1 + 5);  // inside the line: one lookup
+  BOOST_TEST(last_back(bound, 256, 40000) == 5u + 32 + 1 + 5);
+  BOOST_TEST(bound.stat(*bound.l2, "tag_lookups") == 2 + 16 + 16 + 32);
+  BOOST_TEST(bound.stat(*bound.l2, "sector_misses") == 0);
+  // Without a lookup limit (0) the promotion region costs no time.
+  Bench& free = benches().fifo;
+  free.l2->prefill(0x300000, 4096);
+  BOOST_TEST(last_back(free, 256, 50000) == last_back(free, 0, 60000));
 }
