@@ -386,6 +386,7 @@ BANDWIDTH_SEARCH = [
     ("dram.channels", [1, 16]),
     ("l2.far_latency", [0, 40]),
     ("l2.crossbar_bytes_per_cycle", [1500, 1700, 2048, 4096]),
+    ("l2.tag_lookups_per_cycle", [0, 110, 122, 140]),
 ]
 # Rounds of coordinate descent per phase (a bandwidth evaluation replays ~300 all-SM runs).
 ROUNDS = {"latency": 2, "bandwidth": 1}
