@@ -113,6 +113,12 @@ struct DramConfig {
   // Channel time each access costs on top of its data, in bytes' worth (commands, bus turnaround):
   // what makes many small accesses slower than fewer large ones to the same open pages.
   uint32_t access_overhead_bytes = 0;
+  // Reads of some pages take longer: a page's reads are slow with probability slow_read_fraction
+  // (a fixed hash of the page, so runs are reproducible) and then take slow_read_extra_cycles more.
+  // A box of many rows almost surely has a slow one and completes at the slow latency; a box of
+  // one to a few rows mostly does not (silicon's cold latency: 1-8 rows ~800 cycles, 16+ ~1200).
+  double slow_read_fraction = 0;
+  uint32_t slow_read_extra_cycles = 0;
 };
 
 // Thread-block clusters (the ClusterFabric): when a multicast load may start. An empirical model

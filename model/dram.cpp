@@ -97,6 +97,16 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, bool bac
   return done;
 }
 
+bool Dram::slow_page(uint64_t page) const {
+  if (cfg_.slow_read_fraction <= 0) return false;
+  // splitmix64's finaliser: neighbouring pages are independent.
+  uint64_t h = page + 0x9e3779b97f4a7c15ull;
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  h ^= h >> 31;
+  return static_cast<double>(h >> 11) * 0x1.0p-53 < cfg_.slow_read_fraction;
+}
+
 // A read returns when its data is out (bandwidth and banks) plus the access latency; a write-back
 // is posted: it returns when DRAM has taken it (bandwidth and banks), without the latency.
 void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -119,7 +129,9 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     delay = clock_.to_time(served) - sc_core::sc_time_stamp();
   } else {
     read_bytes_ += bytes;
-    const uint64_t done = served + cfg_.latency;
+    const bool slow = slow_page(address / cfg_.page_bytes);
+    slow_reads_ += slow;
+    const uint64_t done = served + cfg_.latency + (slow ? cfg_.slow_read_extra_cycles : 0);
     delay = clock_.to_time(done) - sc_core::sc_time_stamp();
     last_done_cycle_ = std::max(last_done_cycle_, done);
   }
@@ -134,6 +146,7 @@ void Dram::collect_stats(StatsRecord& out) const {
   out.add("row_misses", row_misses_);
   out.add("promoted_read_bytes", background_bytes_);
   out.add("aged_promoted_reads", aged_background_);
+  out.add("slow_reads", slow_reads_);
 }
 
 }  // namespace tma

@@ -40,6 +40,7 @@ class Dram : public sc_core::sc_module, public StatsProvider {
   // background_promoted_fills a background read queues behind everything booked, a demand read
   // only behind other demand reads.
   uint64_t access(uint64_t address, uint64_t bytes, uint64_t cycle, bool background);
+  bool slow_page(uint64_t page) const;  // DramConfig::slow_read_fraction
 
   CycleClock clock_;
   DramConfig cfg_;
@@ -49,6 +50,7 @@ class Dram : public sc_core::sc_module, public StatsProvider {
   uint64_t background_bytes_ = 0, aged_background_ = 0;
   uint64_t read_bytes_ = 0, write_bytes_ = 0, accesses_ = 0, row_misses_ = 0, row_hits_ = 0;
   uint64_t last_done_cycle_ = 0;
+  uint64_t slow_reads_ = 0;
 };
 
 }  // namespace tma

@@ -9,7 +9,9 @@
 #include <systemc>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include <algorithm>
 #include <memory>
+#include <vector>
 #include <string>
 
 #include "dram.h"
@@ -94,6 +96,14 @@ struct Benches {
     a.dram.background_max_wait_cycles = 100;
     return a;
   }
+  // A quarter of the pages slow: their reads take 100 cycles more.
+  Bench slow_pages{"slow_pages", [] {
+    ArchConfig a = dram_arch(500);
+    a.dram.banks = 64;
+    a.dram.slow_read_fraction = 0.25;
+    a.dram.slow_read_extra_cycles = 100;
+    return a;
+  }()};
   Benches() { sc_core::sc_start(sc_core::SC_ZERO_TIME); }
 };
 Benches& benches() {
@@ -201,4 +211,27 @@ BOOST_AUTO_TEST_CASE(a_promoted_read_starved_by_demand_is_served_as_demand_after
   // A promoted read with nothing before it keeps its low priority.
   b.driver->read(kPage0 + 320, 5000, 32, true);
   BOOST_TEST(b.stat("aged_promoted_reads") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_fixed_share_of_pages_is_slow_to_read) {
+  Bench& b = benches().slow_pages;
+  // 400 pages read once each, far apart in time (no queueing): a read takes its 1 cycle of data
+  // and 50 of page opening, 100 more if its page is slow. About a quarter are, each for good.
+  std::vector<bool> slow;
+  for (uint64_t p = 0; p < 400; ++p) {
+    const uint64_t t = 1000 * (p + 1);
+    const uint64_t took = b.driver->read(p * 2048, t) - t;
+    BOOST_TEST((took == 51 || took == 151), "page " << p << " took " << took);
+    slow.push_back(took == 151);
+  }
+  const double share = std::count(slow.begin(), slow.end(), true) / 400.0;
+  BOOST_TEST(share > 0.18);
+  BOOST_TEST(share < 0.32);
+  BOOST_TEST(b.stat("slow_reads") == std::count(slow.begin(), slow.end(), true));
+  // The same pages again, another part of each page, long after (opened again): the same ones
+  // are slow.
+  for (uint64_t p = 0; p < 400; ++p) {
+    const uint64_t t = 1000 * (p + 401);
+    BOOST_TEST(b.driver->read(p * 2048 + 1024, t) - t == (slow[p] ? 151u : 51u), "page " << p);
+  }
 }
