@@ -274,10 +274,10 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
     if (far) taken = std::max(taken, crossbar_.serve(t_arrive, bytes));
   }
   uint64_t t_ready = slices_.serve(t_arrive, bytes);
-  // Each line the request touches is looked up, and each other line of its promotion region:
-  // silicon's 256B promotion costs L2-resident 64 B x 256 streams 10-13% (lookup-bound) where
-  // 128B promotion, inside the line, costs nothing.
-  const uint64_t line = cfg_.line_bytes, p = req->promotion_bytes;
+  // Each line the request touches is looked up, and for a read each other line of its promotion
+  // region (a write fetches nothing): silicon's 256B promotion costs L2-resident 64 B x 256
+  // streams 10-13% (lookup-bound) where 128B promotion, inside the line, costs nothing.
+  const uint64_t line = cfg_.line_bytes, p = reads ? req->promotion_bytes : 0;
   const uint64_t look_begin = std::min(address, p ? address / p * p : address) / line;
   const uint64_t look_end = (std::max(address + bytes, p ? (address + bytes + p - 1) / p * p : 0) + line - 1) / line;
   tag_lookups_made_ += look_end - look_begin;
