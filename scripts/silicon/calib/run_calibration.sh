@@ -2,6 +2,7 @@
 # TMA calibration run on a Hopper GPU (H100/H200, sm_90): builds the measurement programs, runs
 # every family, profiles the traffic subset with ncu, and leaves in OUTDIR
 #   latency.csv bandwidth.csv traffic.csv descriptor.csv store_reduce.csv multicast.csv
+#   fetch.csv fetch_conditions.yaml fetch_logs.tgz (run_fetch.sh)
 #   conditions.yaml logs.tgz (run log, per-program stderr, nvidia-smi samples, raw ncu output)
 # See README.md beside this file. Wall time: about 3-5 minutes; hard budget CALIB_BUDGET_S
 # (default 420 s) after which remaining work is skipped and recorded as such.
@@ -29,7 +30,7 @@ log=$work/logs/run.log
 budget=${CALIB_BUDGET_S:-420}
 t_start=$SECONDS
 date_start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-rm -f "$out"/{latency,bandwidth,traffic,descriptor,store_reduce,multicast}.csv "$out/conditions.yaml" "$out/logs.tgz"
+rm -f "$out"/{latency,bandwidth,traffic,descriptor,store_reduce,multicast,fetch}.csv "$out/conditions.yaml" "$out/logs.tgz"
 
 say() { echo "[$(date -u +%H:%M:%S) +$((SECONDS - t_start))s] $*" | tee -a "$log"; }
 left() { echo $((budget - (SECONDS - t_start))); }
@@ -198,6 +199,17 @@ if [ -x "$bin/bandwidth" ]; then
     printf '  traffic: {points: %s, rows: %s, ok: %s, seconds: %s, note: "%s"}\n' "$ntp" "$rows" "$okrows" \
       $((SECONDS - t_ncu)) "$ncu_note" >>"$summary"
   fi
+fi
+
+# ------------------------------------------------------------------ L2 fetch size (ncu, run_fetch.sh)
+if [ -n "$ncu_bin" ] && [ "$(left)" -gt 60 ]; then
+  t_fetch=$SECONDS
+  timeout -k 5 $(($(left) - 10)) bash "$here/run_fetch.sh" "$out" >"$work/logs/fetch.log" 2>&1
+  say "fetch: rc $? in $((SECONDS - t_fetch))s"
+  printf '  fetch: {seconds: %s, rows: %s}\n' $((SECONDS - t_fetch)) \
+    "$(($(wc -l <"$out/fetch.csv" 2>/dev/null || echo 1) - 1))" >>"$summary"
+else
+  say "fetch: skipped (no ncu or out of time)"
 fi
 
 # ------------------------------------------------------------------ conditions, after

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Turns the per-point ncu CSV outputs of run_calibration.sh into traffic.csv.
+"""Turns the per-point ncu CSV outputs of run_calibration.sh into traffic.csv (or fetch.csv).
 
-Inputs: --points POINTS.csv (`bandwidth --list-traffic`), --raw DIR holding t<N>.csv (ncu --csv
-stdout, which may also hold ncu's ==PROF== lines) and t<N>.rc (ncu's exit status) for every point.
+Inputs: --points POINTS.csv (`bandwidth --list-traffic`, `fetch --list`), --raw DIR holding
+<prefix><N>.csv (ncu --csv stdout, which may also hold ncu's ==PROF== lines and the program's own
+key=value lines) and <prefix><N>.rc (ncu's exit status) for every point N of the --id column.
 Output: one row per point with the point's parameters, the five metrics in base units (bytes,
-sectors, requests, nanoseconds) and a few ratios. Standard library only.
+sectors, requests, nanoseconds), a few ratios and, with --values K,K, the program's key=value
+lines. The bytes a point requested are its requested_bytes column where it has one, else computed
+from the bandwidth kernel's tensor and tile. Standard library only.
 """
 import argparse
 import csv
@@ -30,12 +33,15 @@ def number(s):
         return None
 
 
-def parse_ncu(path):
-    """Metric name -> (value, unit) for the profiled bw_stream launch."""
+def parse_ncu(path, kernel):
+    """Metric name -> (value, unit) for the profiled launch of `kernel` (a name prefix), and the
+    program's own key=value lines."""
     if not os.path.exists(path):
-        return {}, "no_output"
+        return {}, {}, "no_output"
     with open(path, errors="replace") as f:
-        lines = [ln for ln in f if ln.startswith('"')]
+        text = f.readlines()
+    lines = [ln for ln in text if ln.startswith('"')]
+    values = dict(tok.split("=", 1) for ln in text if not ln.startswith(('"', "==")) for tok in ln.split() if "=" in tok)
     rows = list(csv.reader(io.StringIO("".join(lines))))
     header = None
     found = {}
@@ -46,12 +52,12 @@ def parse_ncu(path):
         if header is None or len(row) != len(header):
             continue
         rec = dict(zip(header, row))
-        if "bw_stream" not in rec.get("Kernel Name", "bw_stream"):
+        if kernel not in rec.get("Kernel Name", kernel):
             continue
         name = rec.get("Metric Name", "")
         if name in METRICS and name not in found:
             found[name] = (number(rec.get("Metric Value", "")), rec.get("Metric Unit", ""))
-    return found, None
+    return found, values, None
 
 
 def fmt(v, prec=4):
@@ -67,25 +73,33 @@ def main():
     ap.add_argument("--points", required=True)
     ap.add_argument("--raw", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--id", default="tpoint", help="the points' id column")
+    ap.add_argument("--prefix", default="t", help="raw files are <prefix><id>.csv and .rc")
+    ap.add_argument("--kernel", default="bw_stream", help="the profiled kernel's name (prefix)")
+    ap.add_argument("--values", default="", help="the program's key=value lines to keep, comma-separated")
     a = ap.parse_args()
+    keep = [k for k in a.values.split(",") if k]
     with open(a.points) as f:
         points = list(csv.DictReader(f))
-    param_cols = list(points[0].keys()) if points else ["tpoint"]
+    param_cols = [c for c in points[0].keys() if c != "requested_bytes"] if points else [a.id]
     cols = param_cols + ["requested_bytes"] + METRICS + [
         "dram_bytes_per_requested_byte", "l2_read_bytes_per_requested_byte", "sectors_per_request",
-        "requested_gbps", "units", "ncu_rc", "status"]
+        "requested_gbps"] + keep + ["units", "ncu_rc", "status"]
     with open(a.out, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(cols)
         for p in points:
-            i = p["tpoint"]
-            rc_path = os.path.join(a.raw, "t%s.rc" % i)
+            i = p[a.id]
+            rc_path = os.path.join(a.raw, "%s%s.rc" % (a.prefix, i))
             rc = open(rc_path).read().strip() if os.path.exists(rc_path) else ""
-            found, err = parse_ncu(os.path.join(a.raw, "t%s.csv" % i))
-            tensor = int(p["tensor_mb"]) << 20
-            row_bytes, inner, rows = int(p["row_bytes"]), int(p["inner_bytes"]), int(p["rows"])
-            tiles = (tensor // row_bytes // rows) * (row_bytes // inner) * int(p["passes"])
-            req = tiles * int(p["tile_bytes"])
+            found, values, err = parse_ncu(os.path.join(a.raw, "%s%s.csv" % (a.prefix, i)), a.kernel)
+            if "requested_bytes" in p:
+                req = int(p["requested_bytes"])
+            else:
+                tensor = int(p["tensor_mb"]) << 20
+                row_bytes, inner, rows = int(p["row_bytes"]), int(p["inner_bytes"]), int(p["rows"])
+                tiles = (tensor // row_bytes // rows) * (row_bytes // inner) * int(p["passes"])
+                req = tiles * int(p["tile_bytes"])
             vals = {m: found.get(m, (None, ""))[0] for m in METRICS}
             dram, sec, reqs, tns = (vals["dram__bytes_read.sum"], vals["lts__t_sectors_op_read.sum"],
                                     vals["lts__t_requests_op_read.sum"], vals["gpu__time_duration.sum"])
@@ -101,7 +115,7 @@ def main():
                 fmt(dram / req if dram is not None and req else None),
                 fmt(sec * 32 / req if sec is not None and req else None),
                 fmt(sec / reqs if sec is not None and reqs else None),
-                fmt(req / tns if tns else None, 1),
+                fmt(req / tns if tns else None, 1)] + [values.get(k, "") for k in keep] + [
                 units, rc, status])
 
 
