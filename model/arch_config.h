@@ -50,6 +50,9 @@ struct L2Config {
   uint32_t line_bytes = 128;
   uint32_t sector_bytes = 32;
   uint32_t ways = 16;
+  // Smallest fill of a miss, in bytes (cudaLimitMaxL2FetchGranularity): the aligned block around
+  // each sector asked for comes from DRAM in the same access; a larger L2 promotion wins.
+  uint32_t fetch_granularity_bytes = 32;
   uint32_t hit_latency = 200;              // request issue to data back at the SM, L2 hit
   uint32_t bytes_per_cycle = 2048;         // all slices together
   uint32_t sm_port_bytes_per_cycle = 64;   // one SM's link from the L2 (read data back to the SM)
@@ -94,7 +97,6 @@ struct L2Config {
 struct DramConfig {
   double bytes_per_cycle = 1700;           // at the SM clock, all channels together
   uint32_t latency = 350;                  // added to an L2 miss
-  uint32_t burst_bytes = 32;               // smallest fill
   uint32_t channels = 1;
   uint32_t banks = 1;                      // per channel
   uint32_t interleave_bytes = 256;         // consecutive addresses change channel every this many bytes

@@ -11,6 +11,7 @@ namespace tma {
 L2Cache::L2Cache(sc_core::sc_module_name name, const ArchConfig& arch, GlobalMemory& memory)
     : sc_module(name), in("in"), dram_out("dram_out"), clock_(arch.sm_clock_mhz), cfg_(arch.l2), memory_(memory),
       sectors_per_line_(arch.l2.line_bytes / arch.l2.sector_bytes),
+      fill_bytes_(std::max(arch.l2.sector_bytes, arch.l2.fetch_granularity_bytes)),
       sets_(std::max<uint64_t>(1, arch.l2.capacity_bytes / (uint64_t{arch.l2.line_bytes} * arch.l2.ways))),
       lines_(sets_ * arch.l2.ways), slices_(arch.l2.bytes_per_cycle, arch.sim.bandwidth_window_cycles),
       write_path_(arch.l2.write_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
@@ -132,8 +133,8 @@ uint32_t L2Cache::home_partition(uint64_t line_index) const {
   return static_cast<uint32_t>(h % cfg_.partitions);
 }
 
-uint64_t L2Cache::fill(uint64_t begin, uint64_t end, uint64_t demand_begin, uint64_t demand_end, uint64_t cycle,
-                       int sm, uint64_t& fetched) {
+uint64_t L2Cache::fill(uint64_t begin, uint64_t end, uint64_t demand_begin, uint64_t demand_end, uint64_t asked_begin,
+                       uint64_t asked_end, uint64_t cycle, int sm, uint64_t& fetched) {
   const uint64_t sector = cfg_.sector_bytes, line = cfg_.line_bytes;
   uint64_t a = begin / sector * sector;
   uint64_t bytes = 0;
@@ -179,23 +180,30 @@ uint64_t L2Cache::fill(uint64_t begin, uint64_t end, uint64_t demand_begin, uint
     for (size_t k = r.first; k < r.first + r.count; ++k) filling_[k].first->ready[filling_[k].second] = t;
   }
   // A promoted line homed in the other partition than the demand's is filled on the demand's
-  // behalf over the crossbar: that partition counts its sectors too (ncu's lts__t_sectors counts
-  // 25% more sectors for 256B promotion of streams whose promoted halves are not yet asked for,
-  // half of which are far: tests/calibration/h200/traffic.csv).
+  // behalf: its data crosses to that partition (after the request's own: b_transport books it).
   const uint32_t demand_home = home_partition(demand_begin / line);
   for (const FillRun& r : promoted) {
     const uint64_t t = dram_read(r.address, r.bytes, cycle, true);
     for (size_t k = r.first; k < r.first + r.count; ++k) {
       auto [pl, s] = filling_[k];
       pl->ready[s] = t;
-      if (cfg_.partitions > 1 && home_partition(pl->tag) != demand_home) {
-        // Its data crosses to its home partition (after the request's own: b_transport books it).
-        far_promoted_.push_back(FarPromoted{pl, pl->tag, s, t});
-        ++promoted_far_sectors_;
-        pl->far_promoted |= static_cast<uint8_t>(1u << s);
-        pl->promoter_sm = sm;
-        pl->promoted_cycle = cycle;
-      }
+      if (cfg_.partitions > 1 && home_partition(pl->tag) != demand_home) far_promoted_.push_back(FarPromoted{pl, pl->tag, s, t});
+    }
+  }
+  // The sectors of a fill that nobody asked for, in lines homed in the other partition than the
+  // requesting SM's, are counted by both partitions, as a far access's are (ncu: one sector of
+  // each line asked for with 64-byte fetches reads 2.0 L2 bytes per byte, with 128-byte ones 3.0,
+  // where 32-byte ones read 1.5: tests/calibration/h100/fetch.csv), unless another SM asks for
+  // them within an L2 round trip (b_transport's merge rule).
+  if (cfg_.partitions > 1) {
+    const uint32_t near = near_partition(sm);
+    for (auto [pl, s] : filling_) {
+      const uint64_t a = pl->tag * line + s * sector;
+      if ((a >= asked_begin && a < asked_end) || home_partition(pl->tag) == near) continue;
+      ++promoted_far_sectors_;
+      pl->far_promoted |= static_cast<uint8_t>(1u << s);
+      pl->promoter_sm = sm;
+      pl->promoted_cycle = cycle;
     }
   }
   return in_l2;
@@ -326,11 +334,15 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
       l->lru = ++lru_clock_;
     }
   } else if (missed) {
-    // Fill at the promotion granularity (at least the sectors asked for).
+    // Fill at the promotion granularity, and at least the fetch granularity around the sectors
+    // asked for: those other sectors come in the demand's DRAM access, not as a promoted read.
     const uint64_t p = req->promotion_bytes;
-    const uint64_t begin = p ? address / p * p : first;
-    const uint64_t end = p ? std::max<uint64_t>((address + bytes + p - 1) / p * p, begin + p) : last;
-    t_ready = std::max(t_ready, fill(std::min(begin, first), std::max(end, last), first, last, t_arrive, req->sm, fetched));
+    const uint64_t demand_begin = first / fill_bytes_ * fill_bytes_;
+    const uint64_t demand_end = (last + fill_bytes_ - 1) / fill_bytes_ * fill_bytes_;
+    const uint64_t begin = p ? address / p * p : demand_begin;
+    const uint64_t end = p ? std::max<uint64_t>((address + bytes + p - 1) / p * p, begin + p) : demand_end;
+    t_ready = std::max(t_ready, fill(std::min(begin, demand_begin), std::max(end, demand_end), demand_begin,
+                                     demand_end, first, last, t_arrive, req->sm, fetched));
   }
   t_ready = std::max(t_ready, wait_for);
   if (reduce) {

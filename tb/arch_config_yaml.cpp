@@ -3,7 +3,10 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "yaml_reader.h"
 
@@ -55,6 +58,7 @@ const std::vector<Field>& fields() {
       F_U32("l2.line_bytes", 32, 4096, l2.line_bytes),
       F_U32("l2.sector_bytes", 8, 4096, l2.sector_bytes),
       F_U32("l2.ways", 1, 1024, l2.ways),
+      F_U32("l2.fetch_granularity_bytes", 8, 4096, l2.fetch_granularity_bytes),
       F_U32("l2.hit_latency", 0, 100000, l2.hit_latency),
       F_U32("l2.bytes_per_cycle", 1, 1 << 20, l2.bytes_per_cycle),
       F_U32("l2.sm_port_bytes_per_cycle", 1, 1 << 20, l2.sm_port_bytes_per_cycle),
@@ -74,7 +78,6 @@ const std::vector<Field>& fields() {
       F_U32("l2.gpc_coalesce_window_cycles", 0, 1000000, l2.gpc_coalesce_window_cycles),
       F_DBL("dram.bytes_per_cycle", 0.001, 1e6, dram.bytes_per_cycle),
       F_U32("dram.latency", 0, 1000000, dram.latency),
-      F_U32("dram.burst_bytes", 1, 4096, dram.burst_bytes),
       F_U32("dram.channels", 1, 4096, dram.channels),
       F_U32("dram.banks", 1, 1024, dram.banks),
       F_U32("dram.interleave_bytes", 32, 1 << 20, dram.interleave_bytes),
@@ -119,11 +122,22 @@ YamlField at_path(const YamlField& root, const std::string& path) {
   }
 }
 
-void check_consistency(const ArchConfig& a, const YamlField& root) {
+// The first rule across fields that `a` breaks: the field's path and the rule with the value;
+// none when it keeps them all. Checked after a file is read and after overrides.
+std::optional<std::pair<std::string, std::string>> consistency_error(const ArchConfig& a) {
   if (a.l2.line_bytes % a.l2.sector_bytes || a.l2.line_bytes / a.l2.sector_bytes > 8)
-    throw root["l2"]["sector_bytes"].error("line_bytes must be a multiple of sector_bytes, at most 8 sectors a line");
+    return std::make_pair("l2.sector_bytes", "line_bytes (" + std::to_string(a.l2.line_bytes) +
+                                                 ") must be a multiple of sector_bytes (" +
+                                                 std::to_string(a.l2.sector_bytes) + "), at most 8 sectors a line");
+  const uint32_t fetch = a.l2.fetch_granularity_bytes;
+  if (fetch % a.l2.sector_bytes || a.l2.line_bytes % fetch || (fetch & (fetch - 1)))
+    return std::make_pair("l2.fetch_granularity_bytes",
+                          "fetch_granularity_bytes must be a power of two, a multiple of sector_bytes that divides "
+                          "line_bytes (got " + std::to_string(fetch) + ")");
   if (a.smem.banks * a.smem.bank_bytes > 64 * 64)
-    throw root["smem"]["banks"].error("banks x bank_bytes is too large");
+    return std::make_pair("smem.banks", "banks x bank_bytes (" + std::to_string(a.smem.banks * a.smem.bank_bytes) +
+                                            ") is too large (at most 4096)");
+  return std::nullopt;
 }
 
 }  // namespace
@@ -150,7 +164,7 @@ ArchConfig load_arch_config(const std::string& path) {
     set_field(f, a, f.dbl ? node.as_double(f.min, f.max)
                           : static_cast<double>(node.as_uint64(static_cast<uint64_t>(f.min), static_cast<uint64_t>(f.max))));
   }
-  check_consistency(a, root);
+  if (const auto e = consistency_error(a)) throw at_path(root, e->first).error(e->second);
   return a;
 }
 
@@ -175,6 +189,8 @@ void apply_arch_overrides(ArchConfig& arch, const std::vector<std::string>& over
       throw std::runtime_error("override '" + o + "': '" + value + "' is not a whole number");
     set_field(*found, arch, v);
   }
+  if (const auto e = consistency_error(arch))
+    throw std::runtime_error("architecture overrides: " + e->first + ": " + e->second);
 }
 
 std::vector<std::pair<std::string, std::string>> arch_fields(const ArchConfig& arch) {

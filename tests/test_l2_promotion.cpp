@@ -1,8 +1,10 @@
 // The L2's promoted fills: a miss with L2 promotion fetches the whole promoted block, but the
 // request waits only for the sectors it asked for (they go to DRAM first); a later request for a
 // promoted sector waits for that sector's own data; and with background_promoted_fills the
-// promoted part does not hold demand back; promoted sectors filled in the other partition count
-// in lts_sectors unless another SM asks for them at once, and cross the partitions' crossbar;
+// promoted part does not hold demand back; a miss fetches at least the fetch granularity around
+// the sectors asked for, in the demand's access; fetched sectors nobody asked for, homed in the
+// other partition than the SM's, count in lts_sectors unless another SM asks for them at once,
+// and promoted ones homed away from the demand cross the partitions' crossbar;
 // every line of a request's promotion region is looked up, hit or miss, at the L2's tag lookup
 // rate. The L2 and a DRAM are driven directly, at chosen cycles, once the design is elaborated.
 #define BOOST_TEST_MODULE l2_promotion
@@ -104,6 +106,17 @@ struct Benches {
     a.l2.crossbar_bytes_per_cycle = 4;
     return a;
   }()};
+  // A 64-byte fetch granularity (the GPU's default), one partition and two.
+  Bench fetch64{"fetch64", [] {
+    ArchConfig a = l2_arch(1);
+    a.l2.fetch_granularity_bytes = 64;
+    return a;
+  }()};
+  Bench fetch64_partitioned{"fetch64_partitioned", [] {
+    ArchConfig a = l2_arch(0, 2);
+    a.l2.fetch_granularity_bytes = 64;
+    return a;
+  }()};
   // One tag lookup a cycle.
   Bench lookup_bound{"lookup_bound", [] {
     ArchConfig a = l2_arch(0);
@@ -151,7 +164,7 @@ BOOST_AUTO_TEST_CASE(far_promoted_sectors_count_unless_another_sm_asks_at_once) 
   const auto far = [&] { return b.stat(*b.l2, "promoted_far_sectors"); };
   const auto lts = [&] { return b.stat(*b.l2, "lts_sectors"); };
   // SM 0 misses the first half of 96 blocks of 256 bytes with 256B promotion: the second half of
-  // a block is counted (4 sectors) when its line is homed in the other partition than the first.
+  // a block is counted (4 sectors) when its line is homed in the other partition than SM 0's.
   std::vector<double> added;
   for (uint64_t k = 0; k < 96; ++k) {
     const double before = far();
@@ -186,7 +199,7 @@ BOOST_AUTO_TEST_CASE(far_promoted_sectors_cross_the_crossbar_to_their_home_parti
   const auto stat = [&](const char* n) { return b.stat(*b.l2, n); };
   // SM 0 misses the first half of a 256-byte block with 256B promotion at cycle t; then an SM of
   // the second half's home partition reads that half at once (a near read: no crossing of its
-  // own). The promoted half's 128 bytes leave DRAM 4 cycles after the demanded ones; homed in
+  // own; another SM at once, so the promoted half is counted once). The promoted half's 128 bytes leave DRAM 4 cycles after the demanded ones; homed in
   // the other partition than the demand's, they must cross too: 32 cycles at 4 bytes a cycle.
   int cases[3] = {0, 0, 0};
   for (uint64_t k = 0; k < 24; ++k) {
@@ -194,10 +207,11 @@ BOOST_AUTO_TEST_CASE(far_promoted_sectors_cross_the_crossbar_to_their_home_parti
     const double far_before = stat("promoted_far_sectors"), requests_before = stat("far_requests");
     const uint64_t first = b.driver->read(block, 128, 256, t, 0);
     const bool first_far = stat("far_requests") > requests_before;  // homed in partition 1
-    const bool promoted_far = stat("promoted_far_sectors") > far_before;
-    const int home_of_second = (first_far ? 1 : 0) ^ (promoted_far ? 1 : 0);
+    // The promoted half is counted when it is homed in the other partition than SM 0's (1).
+    const int home_of_second = stat("promoted_far_sectors") > far_before ? 1 : 0;
+    const bool crosses = home_of_second != (first_far ? 1 : 0);
     const uint64_t second = b.driver->read(block + 128, 128, 256, t, home_of_second);
-    if (!promoted_far) {
+    if (!crosses) {
       ++cases[0];  // both halves in one partition: the second is in 4 cycles after the first
       BOOST_TEST(second == first - (first_far ? 32 : 0) + 4, "block " << k);
     } else if (!first_far) {
@@ -236,4 +250,56 @@ BOOST_AUTO_TEST_CASE(promotion_regions_are_looked_up_line_by_line_even_on_hits) 
   Bench& free = benches().fifo;
   free.l2->prefill(0x300000, 4096);
   BOOST_TEST(last_back(free, 256, 50000) == last_back(free, 0, 60000));
+}
+
+BOOST_AUTO_TEST_CASE(a_miss_fetches_the_fetch_granularity_in_the_demand_access) {
+  Bench& b = benches().fetch64;
+  Bench& sectors = benches().fifo;  // 32-byte fetches
+  const uint64_t t = 1000000;       // after the other cases' traffic
+  const double fill0 = b.stat(*b.l2, "dram_fill_bytes"), sectors_fill0 = sectors.stat(*sectors.l2, "dram_fill_bytes");
+  const double promoted0 = b.stat(*b.dram, "promoted_read_bytes");
+  const auto fill = [&] { return b.stat(*b.l2, "dram_fill_bytes") - fill0; };
+  // One sector: 64 bytes leave DRAM in one access (2 cycles at 32 bytes a cycle, no promoted
+  // read); the data is back when the pair is in: 5 there, 2 cycles, 100 of latency, 1 on the
+  // link, 5 back. With 32-byte fetches one cycle less.
+  BOOST_TEST(b.driver->read(0x400000, 32, 0, t) == t + 113);
+  BOOST_TEST(fill() == 64);
+  BOOST_TEST(b.stat(*b.dram, "promoted_read_bytes") == promoted0);
+  BOOST_TEST(sectors.driver->read(0x400000, 32, 0, t) == t + 112);
+  BOOST_TEST(sectors.stat(*sectors.l2, "dram_fill_bytes") - sectors_fill0 == 32);
+  // The other sector of the aligned pair is a hit; the next pair is a miss of its own.
+  BOOST_TEST(b.driver->read(0x400020, 32, 0, t + 500) == t + 512);
+  BOOST_TEST(fill() == 64);
+  b.driver->read(0x400040, 32, 0, t + 1000);
+  BOOST_TEST(fill() == 128);
+  // A sector at the end of one pair and the start of the next: both pairs.
+  b.driver->read(0x400120, 64, 0, t + 2000);
+  BOOST_TEST(fill() == 256);
+  // A larger promotion wins: 128B fetches the line, its other half as a promoted read.
+  b.driver->read(0x400200, 32, 128, t + 3000);
+  BOOST_TEST(fill() == 384);
+  BOOST_TEST(b.stat(*b.dram, "promoted_read_bytes") - promoted0 == 64);
+}
+
+BOOST_AUTO_TEST_CASE(fetched_sectors_nobody_asked_for_count_where_the_line_is_far) {
+  Bench& b = benches().fetch64_partitioned;
+  const auto stat = [&](const char* n) { return b.stat(*b.l2, n); };
+  // SM 0 (partition 0) reads one sector of each of 64 lines: a far line's read counts 2 sectors
+  // (both partitions) and its unasked pair sector 1 more; a near line's 1 (silicon: 2.0 L2 bytes
+  // per byte asked where 32-byte fetches give 1.5).
+  int far_lines = 0;
+  for (uint64_t k = 0; k < 64; ++k) {
+    const double lts = stat("lts_sectors"), far = stat("far_requests");
+    b.driver->read(0x500000 + 128 * k, 32, 0, 100 * k);
+    const bool is_far = stat("far_requests") > far;
+    far_lines += is_far;
+    BOOST_TEST(stat("lts_sectors") - lts == (is_far ? 3 : 1), "line " << k);
+  }
+  BOOST_TEST(far_lines > 0);
+  BOOST_TEST(far_lines < 64);
+  BOOST_TEST(stat("promoted_far_sectors") == far_lines);
+  // Another SM asking for those pair sectors within an L2 round trip of the fill meets it: they
+  // are counted once (SM 1 is of partition 1, so it asks for far lines' sectors as a near read).
+  for (uint64_t k = 0; k < 64; ++k) b.driver->read(0x500000 + 128 * k + 32, 32, 0, 100 * k, 1);
+  BOOST_TEST(stat("promoted_far_sectors") == 0);
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "arch_config_yaml.h"
 #include "paths.h"
 #include "regress_plan.h"
 #include "regress_report.h"
@@ -321,6 +322,39 @@ parameters:
                                                   "/configs/scenarios/stream_tiles.yaml\nparameters:\n  - {name: p, arch: l2.nope, values: [1]}\n");
   BOOST_CHECK_EXCEPTION(load_sweep(bad2), tma::YamlError,
                         [](const tma::YamlError& e) { return contains(e.what(), "no architecture field 'l2.nope'"); });
+}
+
+BOOST_AUTO_TEST_CASE(architecture_rules_across_fields_hold_in_files_overrides_and_sweeps) {
+  TempDir t;
+  // The shipped H100 file with a fetch granularity that is no power of two: the error names the
+  // field's line and the value.
+  std::ifstream in(kRoot + "/configs/arch/h100.yaml");
+  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = yaml.find("fetch_granularity_bytes: 64");
+  BOOST_REQUIRE(at != std::string::npos);
+  yaml.replace(at, 27, "fetch_granularity_bytes: 48");
+  const int line = 1 + static_cast<int>(std::count(yaml.begin(), yaml.begin() + static_cast<long>(at), '\n'));
+  const std::string bad_arch = t.write("h100_bad.yaml", yaml);
+  BOOST_CHECK_EXCEPTION(tma::load_arch_config(bad_arch), tma::YamlError, [&](const tma::YamlError& e) {
+    return e.line() == line && e.field() == "l2.fetch_granularity_bytes" && contains(e.problem(), "got 48");
+  });
+  // Overrides (--arch-set) are held to the same rules once all are applied.
+  tma::ArchConfig a = tma::load_arch_config(kRoot + "/configs/arch/h100.yaml");
+  tma::apply_arch_overrides(a, {"l2.fetch_granularity_bytes=32"});
+  BOOST_TEST(a.l2.fetch_granularity_bytes == 32u);
+  for (const char* bad : {"l2.fetch_granularity_bytes=256", "l2.fetch_granularity_bytes=16", "l2.sector_bytes=48"}) {
+    tma::ArchConfig b = tma::load_arch_config(kRoot + "/configs/arch/h100.yaml");
+    BOOST_CHECK_EXCEPTION(tma::apply_arch_overrides(b, {bad}), std::runtime_error, [](const std::runtime_error& e) {
+      return contains(e.what(), "architecture overrides: l2.");
+    });
+  }
+  // A sweep value that breaks one: the sweep file's line of that parameter.
+  const std::string sweep = t.write("s.yaml", "name: d\nscenario: " + kRoot +
+                                                  "/configs/scenarios/stream_tiles.yaml\nparameters:\n"
+                                                  "  - {name: fetch, arch: l2.fetch_granularity_bytes, values: [32, 64, 256]}\n");
+  BOOST_CHECK_EXCEPTION(load_sweep(sweep), tma::YamlError, [](const tma::YamlError& e) {
+    return e.line() == 4 && contains(e.what(), "fetch_granularity_bytes must be a power of two");
+  });
 }
 
 BOOST_AUTO_TEST_CASE(plan_and_results_round_trip) {
