@@ -43,12 +43,13 @@ def held_out(family, pid):
 class Point:
     """One measurement: how to run it in the model and what silicon measured."""
 
-    def __init__(self, family, pid, measured, scenario, sets, field, label, meta=None):
+    def __init__(self, family, pid, measured, scenario, sets, field, label, meta=None, arch_sets=None):
         self.family = family          # latency_cold, latency_warm, bandwidth, dram_bytes, l2_sectors, descriptor
         self.pid = pid
         self.measured = measured
         self.scenario = scenario      # scenario YAML text
         self.sets = sets              # extra --set arguments
+        self.arch_sets = arch_sets or []  # --arch-set arguments of this point (over the fit's)
         self.field = field            # function(summary dict) -> predicted value
         self.label = label
         self.meta = meta or {}
@@ -99,6 +100,18 @@ def passes_for(tensor_bytes, tile_bytes, tiles_per_sm, sms=132):
     return max(1, -(-sms * tiles_per_sm * tile_bytes // tensor_bytes))
 
 
+def block_aligned_sample(tiles_per_sm, tensor_mb, row_bytes, inner, rows, order, sms=132):
+    """Tiles per SM for a sample of a DRAM-bound stream in column order that ends where a 256-byte
+    promotion block's columns end. Silicon streams the whole tensor; a sample cut inside a block's
+    columns would fetch whole blocks for the first column of them and end before the others use
+    them (1 GB, 32 B rows: 33 of 1024 columns, the last one fetching 8x its bytes)."""
+    if order != "col" or tensor_mb < 1024:
+        return tiles_per_sm
+    group = (tensor_mb << 20) // row_bytes // rows * max(1, 256 // inner)
+    total = sms * tiles_per_sm // group * group
+    return total // sms if total else tiles_per_sm
+
+
 def stream_scenario(tensor_mb, row_bytes, inner, rows, swizzle, promo, order, stages, warm, tiles_per_sm, passes=1):
     width = row_bytes // 2  # bf16
     height = tensor_mb * (1 << 20) // row_bytes
@@ -109,6 +122,18 @@ def stream_scenario(tensor_mb, row_bytes, inner, rows, swizzle, promo, order, st
             "  passes: %d\n"
             % ("true" if warm else "false", width, height, inner // 2, rows, swizzle, promo, stages,
                "row_major" if order == "row" else "column_major", tiles_per_sm, passes))
+
+
+def fetch_scenario(r):
+    """fetch.csv: 256-row boxes of `inner` bytes a row from rows `pitch` bytes apart, each loaded
+    once by 132 SMs from a cold L2 (one sector-sized piece of each line: what a miss fetches)."""
+    inner, pitch, span = int(r["inner_bytes"]), int(r["pitch_bytes"]), int(r["span_bytes"])
+    rows = span // pitch
+    return ("name: calib_fetch\nsms: 132\nl2_warm: false\ntensors:\n"
+            "  T: {dtype: u8, dims: [%d, %d], strides: [%d], address: 0x100000000}\n"
+            "descriptors:\n  L: {tensor: T, box: [%d, 256], swizzle: none, l2_promotion: %s}\n"
+            "workload:\n  kind: stream\n  load: L\n  stages: 1\n  tile_order: row_major\n"
+            % (inner, rows, pitch, inner, r["l2_promotion"]))
 
 
 def store_latency_scenario(r, ops=2):
@@ -204,8 +229,10 @@ def load_points(data, tiles_per_sm):
         ctas = int(r["ctas_per_sm"])
         warm = r["tensor_mb"] == "16"
         mb, tile = int(r["tensor_mb"]), int(r["inner_bytes"]) * int(r["rows"])
+        per_sm = block_aligned_sample(tiles_per_sm, mb, int(r["row_bytes"]), int(r["inner_bytes"]), int(r["rows"]),
+                                      r["order"])
         sc = stream_scenario(mb, int(r["row_bytes"]), int(r["inner_bytes"]), int(r["rows"]), r["swizzle"],
-                             r["l2_promotion"], r["order"], int(r["stages"]) * ctas, warm, tiles_per_sm,
+                             r["l2_promotion"], r["order"], int(r["stages"]) * ctas, warm, per_sm,
                              passes_for(mb << 20, tile, tiles_per_sm))
         label = "%s %sMB inner %sB x %s %s %s S%s x%s" % (r["group"], r["tensor_mb"], r["inner_bytes"], r["rows"],
                                                         r["l2_promotion"], r["order"], r["stages"], ctas)
@@ -219,7 +246,8 @@ def load_points(data, tiles_per_sm):
         tiles = mb * (1 << 20) // int(r["tile_bytes"])
         # The 1 GB tensor once (a sample of its tiles: the ratios do not depend on how many), the
         # 16 MB one for every pass (only the first comes from DRAM).
-        per_sm = min(tiles_per_sm, -(-tiles // 132)) if mb == 1024 else -(-tiles // 132)
+        per_sm = (min(block_aligned_sample(tiles_per_sm, mb, int(r["row_bytes"]), int(r["inner_bytes"]), int(r["rows"]),
+                                           r["order"]), -(-tiles // 132)) if mb == 1024 else -(-tiles // 132))
         sc = stream_scenario(mb, int(r["row_bytes"]), int(r["inner_bytes"]), int(r["rows"]), r["swizzle"],
                              r["l2_promotion"], r["order"], int(r["stages"]), False, per_sm,
                              1 if mb == 1024 else passes)
@@ -230,6 +258,25 @@ def load_points(data, tiles_per_sm):
                          lambda s: s["dram_read_bytes"] / max(1, s["bytes_loaded"]), label, meta))
         pts.append(Point("l2_sectors", r["tpoint"], float(r["l2_read_bytes_per_requested_byte"]), sc, [],
                          lambda s: s["lts_sectors"] * 32 / max(1, s["bytes_loaded"]), label, meta))
+    # The L2's fetch size (fetch.csv, ncu): TMA loads only (its ld.global.cg rows are for contrast);
+    # a point with cudaLimitMaxL2FetchGranularity set runs with l2.fetch_granularity_bytes at it.
+    fetch_path = os.path.join(data, "fetch.csv")
+    for r in read_csv(fetch_path) if os.path.exists(fetch_path) else []:
+        if r["kind"] != "tma" or r["status"] != "ok":
+            continue
+        sc = fetch_scenario(r)
+        limit = int(r["fetch_limit"])
+        arch = ["l2.fetch_granularity_bytes=%d" % limit] if limit else []
+        label = "fetch %sB of each %sB, %s, limit %s" % (r["inner_bytes"], r["pitch_bytes"], r["l2_promotion"],
+                                                         limit or "default")
+        pid = "f%s" % r["fpoint"]
+        # The promotion effects on the fetch, at the driver's default limit.
+        meta = ({"key": ("64 (rows %s B apart)" % r["pitch_bytes"], r["inner_bytes"], "256", "row", "1", "1"),
+                 "promo": r["l2_promotion"]} if not limit else {})
+        pts.append(Point("dram_bytes", pid, float(r["dram_bytes_per_requested_byte"]), sc, [],
+                         lambda s: s["dram_read_bytes"] / max(1, s["bytes_loaded"]), label, meta, arch))
+        pts.append(Point("l2_sectors", pid, float(r["l2_read_bytes_per_requested_byte"]), sc, [],
+                         lambda s: s["lts_sectors"] * 32 / max(1, s["bytes_loaded"]), label, meta, arch))
     for r in read_csv(os.path.join(data, "store_reduce.csv")):
         label = "%s %s %s" % (r["op"], r["dtype"], "%s rows" % r["rows"] if r["kind"] == "latency" else
                                "%sMB S%s x%s" % (r["tensor_mb"], r["stages"], r["ctas_per_sm"]))
@@ -322,14 +369,16 @@ class Runner:
             if p.family in ("bandwidth", "multicast_bandwidth"):
                 sets.append("workload.compute_cycles=%d" % round(cost(p) / p.meta["ctas"]))
             return sets
+        def arch_sets_of(p):
+            return list(arch_sets) + p.arch_sets
         # Points that share a run (cold and warm latency of one scenario) run it once.
         runs = {}
         for p in points:
-            runs.setdefault(self.key(p.scenario, sets_of(p), arch_sets), (p.scenario, sets_of(p)))
+            runs.setdefault(self.key(p.scenario, sets_of(p), arch_sets_of(p)), (p.scenario, sets_of(p), arch_sets_of(p)))
         with concurrent.futures.ThreadPoolExecutor(self.jobs) as ex:
-            done = dict(zip(runs, ex.map(lambda kv: self.run_one(kv[0], kv[1], arch_sets), runs.values())))
+            done = dict(zip(runs, ex.map(lambda r: self.run_one(*r), runs.values())))
         self.save()
-        return [p.field(done[self.key(p.scenario, sets_of(p), arch_sets)]) for p in points]
+        return [p.field(done[self.key(p.scenario, sets_of(p), arch_sets_of(p))]) for p in points]
 
 
 # ---------------------------------------------------------------- errors and fitting
@@ -492,7 +541,7 @@ def promotion_effects(points, preds):
         if p.family == "bandwidth" and p.meta.get("group") in ("core", "shape"):
             key = (p.meta["tensor_mb"], p.meta["inner"], p.meta["rows"], p.meta["order"], p.meta["stages"],
                    "x%s" % p.meta["ctas"])
-        elif p.family in ("dram_bytes", "l2_sectors"):
+        elif p.family in ("dram_bytes", "l2_sectors") and "key" in p.meta:
             key = p.meta["key"][:5] + ("%s passes" % p.meta["key"][5],)
         else:
             continue

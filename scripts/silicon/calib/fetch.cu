@@ -41,6 +41,9 @@ std::vector<FetchPoint> make_points() {
   for (int limit : {32, 64, 128}) v.push_back({"tma", 32, 128, 0, limit});
   for (int promo : {64, 128}) v.push_back({"tma", 32, 128, promo, 0});
   v.push_back({"tma", 64, 128, 0, 0});
+  // 256B promotion of one row in each 256-byte block: the unasked rest of the row's own line and
+  // the whole other line of the block (whose L2 partition may differ from the first's).
+  for (int inner : {32, 64, 128}) v.push_back({"tma", inner, 256, 256, 0});
   for (int limit : {0, 32, 64, 128}) v.push_back({"ldcg", 32, 128, 0, limit});
   return v;
 }
