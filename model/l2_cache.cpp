@@ -195,7 +195,7 @@ uint64_t L2Cache::fill(uint64_t begin, uint64_t end, uint64_t demand_begin, uint
   // each line asked for with 64-byte fetches reads 2.0 L2 bytes per byte, with 128-byte ones 3.0,
   // where 32-byte ones read 1.5: tests/calibration/h100/fetch.csv), unless another SM asks for
   // them within an L2 round trip (b_transport's merge rule).
-  if (cfg_.partitions > 1) {
+  if (cfg_.partitions > 1 && (begin < asked_begin || end > asked_end)) {
     const uint32_t near = near_partition(sm);
     for (auto [pl, s] : filling_) {
       const uint64_t a = pl->tag * line + s * sector;
