@@ -126,14 +126,16 @@ def stream_scenario(tensor_mb, row_bytes, inner, rows, swizzle, promo, order, st
 
 def fetch_scenario(r):
     """fetch.csv: 256-row boxes of `inner` bytes a row from rows `pitch` bytes apart, each loaded
-    once by 132 SMs from a cold L2 (one sector-sized piece of each line: what a miss fetches)."""
+    once by 132 SMs from a cold L2 (one sector-sized piece of each line: what a miss fetches), or
+    of rows of `width` bytes read `inner` bytes at a time in column order."""
     inner, pitch, span = int(r["inner_bytes"]), int(r["pitch_bytes"]), int(r["span_bytes"])
+    width = int(r.get("width_bytes") or inner)
     rows = span // pitch
     return ("name: calib_fetch\nsms: 132\nl2_warm: false\ntensors:\n"
             "  T: {dtype: u8, dims: [%d, %d], strides: [%d], address: 0x100000000}\n"
             "descriptors:\n  L: {tensor: T, box: [%d, 256], swizzle: none, l2_promotion: %s}\n"
-            "workload:\n  kind: stream\n  load: L\n  stages: 1\n  tile_order: row_major\n"
-            % (inner, rows, pitch, inner, r["l2_promotion"]))
+            "workload:\n  kind: stream\n  load: L\n  stages: 1\n  tile_order: column_major\n"
+            % (width, rows, pitch, inner, r["l2_promotion"]))
 
 
 def store_latency_scenario(r, ops=2):
@@ -267,11 +269,16 @@ def load_points(data, tiles_per_sm):
         sc = fetch_scenario(r)
         limit = int(r["fetch_limit"])
         arch = ["l2.fetch_granularity_bytes=%d" % limit] if limit else []
-        label = "fetch %sB of each %sB, %s, limit %s" % (r["inner_bytes"], r["pitch_bytes"], r["l2_promotion"],
-                                                         limit or "default")
+        width = int(r.get("width_bytes") or r["inner_bytes"])
+        later = "" if width == int(r["inner_bytes"]) else " (%dB in %sB columns)" % (width, r["inner_bytes"])
+        label = "fetch %sB of each %sB%s, %s, limit %s, %d MB" % (
+            width if later else r["inner_bytes"], r["pitch_bytes"], later, r["l2_promotion"], limit or "default",
+            int(r["span_bytes"]) >> 20)
         pid = "f%s" % r["fpoint"]
         # The promotion effects on the fetch, at the driver's default limit.
-        meta = ({"key": ("64 (rows %s B apart)" % r["pitch_bytes"], r["inner_bytes"], "256", "row", "1", "1"),
+        where = "%d (rows %s B apart%s)" % (int(r["span_bytes"]) >> 20, r["pitch_bytes"],
+                                            ", %d B of each in columns" % width if later else "")
+        meta = ({"key": (where, r["inner_bytes"], "256", "col" if later else "row", "1", "1"),
                  "promo": r["l2_promotion"]} if not limit else {})
         pts.append(Point("dram_bytes", pid, float(r["dram_bytes_per_requested_byte"]), sc, [],
                          lambda s: s["dram_read_bytes"] / max(1, s["bytes_loaded"]), label, meta, arch))

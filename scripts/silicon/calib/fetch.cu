@@ -1,8 +1,13 @@
 // fetch.csv: how many bytes the L2 fetches from DRAM for a miss on one 32-byte sector.
 //
-// Each point reads one sector-sized piece of every line of a 64 MB span, so that nothing else
+// Most points read one sector-sized piece of every line of a 64 MB span, so that nothing else
 // of a line is ever asked for: DRAM bytes per requested byte (ncu dram__bytes_read.sum) is then
 // the fill size over the bytes asked for (1: sector fills; 2: 64-byte fills; 4: whole lines).
+// The `tma` points with `width` wider than `inner` read more of each row later: the tensor's rows
+// are `width` bytes, taken in boxes of `inner` bytes in column order (every box of the first
+// `inner` bytes of the rows, then of the next ...), so that what a fill promoted for a row is
+// asked for a column of boxes later (16 MB spans: the promoted blocks stay in the L2); what the
+// L2 counts then (lts__t_sectors_op_read) is what the rest of these points cannot show.
 //   tma   a 2D u8 tensor of `inner` bytes per row and a row pitch of `pitch` bytes (so each row is
 //         the start of its own line, or line pair); 132 CTAs load its 256-row boxes once each,
 //         with the descriptor's L2 promotion.
@@ -22,17 +27,20 @@ using namespace calib;
 
 namespace {
 
-constexpr size_t kSpanBytes = 64ull << 20;
+constexpr size_t kSpanBytes = 64ull << 20;  // the buffer; a point may use less of it
 constexpr unsigned kBoxRows = 256;
 
 struct FetchPoint {
   const char* kind;  // tma | ldcg
-  int inner;         // bytes each row reads
+  int inner;         // bytes of a row each box (or load) reads
   int pitch;         // bytes between rows
   int promotion;     // L2 promotion of the tensor map (tma only)
   int limit;         // cudaLimitMaxL2FetchGranularity, 0: default
-  size_t rows() const { return kSpanBytes / pitch; }
-  size_t requested_bytes() const { return rows() * (size_t)inner; }
+  int width = 0;     // bytes of each row read in all, in column order (0: inner)
+  size_t span = kSpanBytes;
+  int row_bytes() const { return width ? width : inner; }
+  size_t rows() const { return span / pitch; }
+  size_t requested_bytes() const { return rows() * (size_t)row_bytes(); }
 };
 
 std::vector<FetchPoint> make_points() {
@@ -44,11 +52,17 @@ std::vector<FetchPoint> make_points() {
   // 256B promotion of one row in each 256-byte block: the unasked rest of the row's own line and
   // the whole other line of the block (whose L2 partition may differ from the first's).
   for (int inner : {32, 64, 128}) v.push_back({"tma", inner, 256, 256, 0});
+  // Later asks of promoted (and 64-byte-fetched) sectors: 32-byte boxes in column order over rows
+  // of 32-256 bytes, 256 bytes apart, 16 MB.
+  for (int width : {32, 64, 128, 256}) v.push_back({"tma", 32, 256, 256, 0, width, 16ull << 20});
+  for (int width : {32, 64}) v.push_back({"tma", 32, 256, 0, 0, width, 16ull << 20});
   for (int limit : {0, 32, 64, 128}) v.push_back({"ldcg", 32, 128, 0, limit});
   return v;
 }
 
-__global__ void fetch_tma(const __grid_constant__ CUtensorMap map, unsigned tiles, unsigned box_bytes, unsigned* err) {
+// Tile t: column t / tiles_per_column (of `inner` bytes), box of rows t % tiles_per_column.
+__global__ void fetch_tma(const __grid_constant__ CUtensorMap map, unsigned tiles, unsigned tiles_per_column,
+                          unsigned inner, unsigned box_bytes, unsigned* err) {
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ __align__(8) unsigned long long bar;
   if (threadIdx.x != 0) return;
@@ -58,7 +72,8 @@ __global__ void fetch_tma(const __grid_constant__ CUtensorMap map, unsigned tile
   unsigned parity = 0;
   for (unsigned t = blockIdx.x; t < tiles; t += gridDim.x) {
     mbar_arrive_expect(mbar, box_bytes);
-    tma_load_2d(smem_u32(smem), &map, 0, (int)(t * kBoxRows), mbar);
+    tma_load_2d(smem_u32(smem), &map, (int)(t / tiles_per_column * inner), (int)(t % tiles_per_column * kBoxRows),
+                mbar);
     if (!mbar_wait(mbar, parity, kWaitLong)) {
       atomicAdd(err, 1u);
       return;
@@ -97,12 +112,13 @@ int run_point(const FetchPoint& p, size_t index) {
   CK(cudaDeviceSynchronize());
   if (std::string(p.kind) == "tma") {
     CUtensorMap map;
-    unsigned long long dims[2] = {(unsigned long long)p.inner, p.rows()};
+    unsigned long long dims[2] = {(unsigned long long)p.row_bytes(), p.rows()};
     unsigned long long strides[1] = {(unsigned long long)p.pitch};
     unsigned box[2] = {(unsigned)p.inner, kBoxRows};
     encode_tiled(&map, dtype_of("u8"), 2, buf, dims, strides, box, 0, p.promotion);
-    const unsigned tiles = (unsigned)(p.rows() / kBoxRows), box_bytes = (unsigned)p.inner * kBoxRows;
-    fetch_tma<<<dev.sms, 32, box_bytes>>>(map, tiles, box_bytes, aux);
+    const unsigned per_column = (unsigned)(p.rows() / kBoxRows), box_bytes = (unsigned)p.inner * kBoxRows;
+    const unsigned tiles = per_column * (unsigned)(p.row_bytes() / p.inner);
+    fetch_tma<<<dev.sms, 32, box_bytes>>>(map, tiles, per_column, (unsigned)p.inner, box_bytes, aux);
   } else {
     fetch_ldcg<<<dev.sms * 4, 256>>>(buf, p.rows(), (unsigned)p.pitch, aux + 1);
   }
@@ -123,10 +139,11 @@ int run_point(const FetchPoint& p, size_t index) {
 int main(int argc, char** argv) {
   const std::vector<FetchPoint> pts = make_points();
   if (arg_flag(argc, argv, "--list")) {
-    printf("fpoint,kind,inner_bytes,pitch_bytes,l2_promotion,fetch_limit,span_bytes,requested_bytes\n");
+    printf("fpoint,kind,inner_bytes,pitch_bytes,l2_promotion,fetch_limit,span_bytes,requested_bytes,width_bytes\n");
     for (size_t i = 0; i < pts.size(); ++i)
-      printf("%zu,%s,%d,%d,%s,%d,%zu,%zu\n", i, pts[i].kind, pts[i].inner, pts[i].pitch,
-             l2_name(pts[i].promotion).c_str(), pts[i].limit, kSpanBytes, pts[i].requested_bytes());
+      printf("%zu,%s,%d,%d,%s,%d,%zu,%zu,%d\n", i, pts[i].kind, pts[i].inner, pts[i].pitch,
+             l2_name(pts[i].promotion).c_str(), pts[i].limit, pts[i].span, pts[i].requested_bytes(),
+             pts[i].row_bytes());
     return 0;
   }
   const char* n = arg_value(argc, argv, "--point");
