@@ -187,7 +187,8 @@ uint64_t L2Cache::fill(uint64_t begin, uint64_t end, uint64_t demand_begin, uint
     for (size_t k = r.first; k < r.first + r.count; ++k) {
       auto [pl, s] = filling_[k];
       pl->ready[s] = t;
-      if (cfg_.partitions > 1 && home_partition(pl->tag) != demand_home) far_promoted_.push_back(FarPromoted{pl, pl->tag, s, t});
+      if (cfg_.partitions > 1 && home_partition(pl->tag) != demand_home)
+        far_promoted_.push_back(FarPromoted{pl, pl->tag, s, t});
     }
   }
   // The sectors of a fill that nobody asked for, in lines homed in the other partition than the

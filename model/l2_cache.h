@@ -47,7 +47,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
     // Cycle each sector's data is in the L2: a request that finds a sector still being filled
     // from DRAM (valid, but not yet there) waits for it.
     std::array<uint64_t, 8> ready{};
-    // Promoted sectors filled over the crossbar for another partition's demand: counted in
+    // Sectors a fill brought in unasked, in a line homed away from the requesting SM: counted in
     // lts_sectors, unless another SM asks for them at about the same time (then counted once).
     uint8_t far_promoted = 0;
     int32_t promoter_sm = -1;
@@ -113,7 +113,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint64_t sectors_requested_ = 0, sector_hits_ = 0, sector_misses_ = 0;
   uint64_t bytes_requested_ = 0, dram_fill_bytes_ = 0, writeback_bytes_ = 0, evictions_ = 0;
   uint64_t far_requests_ = 0, lts_sectors_ = 0, near_copy_hits_ = 0, reduction_misses_ = 0;
-  uint64_t promoted_far_sectors_ = 0;  // promoted sectors filled in the other partition (ncu counts them)
+  uint64_t promoted_far_sectors_ = 0;  // unasked sectors of fills, homed away from the SM (ncu counts them)
 };
 
 }  // namespace tma
