@@ -1,5 +1,6 @@
 #include "dram.h"
 
+#include "splitmix64.h"
 #include "tlm_payloads.h"
 
 #include <algorithm>
@@ -99,12 +100,8 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, bool bac
 
 bool Dram::slow_page(uint64_t page) const {
   if (cfg_.slow_read_fraction <= 0) return false;
-  // splitmix64's finaliser: neighbouring pages are independent.
-  uint64_t h = page + 0x9e3779b97f4a7c15ull;
-  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-  h ^= h >> 31;
-  return static_cast<double>(h >> 11) * 0x1.0p-53 < cfg_.slow_read_fraction;
+  // A full 64-bit mix: neighbouring pages are independent.
+  return static_cast<double>(splitmix64_mix(page) >> 11) * 0x1.0p-53 < cfg_.slow_read_fraction;
 }
 
 // A read returns when its data is out (bandwidth and banks) plus the access latency; a write-back

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "splitmix64.h"
+
 namespace fs = std::filesystem;
 
 namespace tma::regress {
@@ -124,13 +126,6 @@ std::string utc_timestamp() {
   return b;
 }
 
-uint64_t splitmix64(uint64_t x) {
-  uint64_t z = x + 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 uint64_t fnv1a64(const std::string& s) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : s) {
@@ -140,10 +135,12 @@ uint64_t fnv1a64(const std::string& s) {
   return h;
 }
 
-uint64_t job_seed(uint64_t base, uint64_t k) { return k == 0 ? base : splitmix64(splitmix64(base) + k) & 0xffffffffull; }
+uint64_t job_seed(uint64_t base, uint64_t k) {
+  return k == 0 ? base : splitmix64_mix(splitmix64_mix(base) + k) & 0xffffffffull;
+}
 
 uint64_t entry_seed(uint64_t run_seed, const std::string& name) {
-  return splitmix64(run_seed ^ fnv1a64(name)) & 0xffffffffull;
+  return splitmix64_mix(run_seed ^ fnv1a64(name)) & 0xffffffffull;
 }
 
 Shard parse_shard(const std::string& text) {

@@ -23,13 +23,12 @@ std::string format_seconds(double s);  // "1.23"
 std::string utc_timestamp();           // "2025-01-31T12:00:00Z"
 
 // ---- seeds ----
-uint64_t splitmix64(uint64_t x);
 uint64_t fnv1a64(const std::string& s);
 // Job k of a generator whose base seed is `base`: k == 0 runs the base seed itself, job k > 0
-// splitmix64(splitmix64(base) + k) truncated to 32 bits (generators with nearby base seeds do
+// splitmix64_mix(splitmix64_mix(base) + k) (model/splitmix64.h) truncated to 32 bits (generators with nearby base seeds do
 // not share seeds).
 uint64_t job_seed(uint64_t base, uint64_t k);
-// The base seed of generator `name` when the run gives --seed S: splitmix64(S ^ fnv1a64(name)),
+// The base seed of generator `name` when the run gives --seed S: splitmix64_mix(S ^ fnv1a64(name)),
 // truncated to 32 bits.
 uint64_t entry_seed(uint64_t run_seed, const std::string& name);
 
