@@ -133,10 +133,18 @@ uint32_t L2Cache::home_partition(uint64_t line_index) const {
   return static_cast<uint32_t>(h % cfg_.partitions);
 }
 
-uint64_t L2Cache::fill(uint64_t begin, uint64_t end, uint64_t demand_begin, uint64_t demand_end, uint64_t asked_begin,
-                       uint64_t asked_end, uint64_t cycle, int sm, uint64_t& fetched) {
+uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promotion, uint64_t cycle, int sm,
+                       uint64_t& fetched) {
   const uint64_t sector = cfg_.sector_bytes, line = cfg_.line_bytes;
-  uint64_t a = begin / sector * sector;
+  // The demand is what was asked, grown to the fetch granularity: those other sectors come in the
+  // demand's DRAM access, not as a promoted read. The fill is the promotion block around the
+  // demand (or the demand alone).
+  const uint64_t demand_begin = asked_begin / fill_bytes_ * fill_bytes_;
+  const uint64_t demand_end = (asked_end + fill_bytes_ - 1) / fill_bytes_ * fill_bytes_;
+  const uint64_t begin = promotion ? std::min(asked_begin / promotion * promotion, demand_begin) : demand_begin;
+  const uint64_t end =
+      promotion ? std::max((asked_end + promotion - 1) / promotion * promotion, demand_end) : demand_end;
+  uint64_t a = begin;
   uint64_t bytes = 0;
   filling_.clear();
   while (a < end) {
@@ -335,15 +343,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
       l->lru = ++lru_clock_;
     }
   } else if (missed) {
-    // Fill at the promotion granularity, and at least the fetch granularity around the sectors
-    // asked for: those other sectors come in the demand's DRAM access, not as a promoted read.
-    const uint64_t p = req->promotion_bytes;
-    const uint64_t demand_begin = first / fill_bytes_ * fill_bytes_;
-    const uint64_t demand_end = (last + fill_bytes_ - 1) / fill_bytes_ * fill_bytes_;
-    const uint64_t begin = p ? address / p * p : demand_begin;
-    const uint64_t end = p ? std::max<uint64_t>((address + bytes + p - 1) / p * p, begin + p) : demand_end;
-    t_ready = std::max(t_ready, fill(std::min(begin, demand_begin), std::max(end, demand_end), demand_begin,
-                                     demand_end, first, last, t_arrive, req->sm, fetched));
+    t_ready = std::max(t_ready, fill(first, last, req->promotion_bytes, t_arrive, req->sm, fetched));
   }
   t_ready = std::max(t_ready, wait_for);
   if (reduce) {

@@ -57,12 +57,13 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   Line* find(uint64_t line_index);
   Line* allocate(uint64_t line_index, uint64_t cycle);
   size_t set_of(uint64_t line_index) const;
-  // Fills the missing sectors of [begin, end) from DRAM, those of the demand [demand_begin,
-  // demand_end) (the sectors asked for, [asked_begin, asked_end), grown to the fetch granularity)
-  // first; returns the cycle the demanded data is in the L2 (`cycle` when nothing was missing) and
-  // adds the bytes fetched to `fetched`. Promoted sectors carry their own ready cycle.
-  uint64_t fill(uint64_t begin, uint64_t end, uint64_t demand_begin, uint64_t demand_end, uint64_t asked_begin,
-                uint64_t asked_end, uint64_t cycle, int sm, uint64_t& fetched);
+  // Fills the missing sectors of a miss that asked for the sectors [asked_begin, asked_end) with
+  // L2 promotion `promotion` (bytes, 0: none): the demand (what was asked, grown to the fetch
+  // granularity) first, then the rest of the promotion block; returns the cycle the demanded data
+  // is in the L2 (`cycle` when nothing was missing) and adds the bytes fetched to `fetched`.
+  // Promoted sectors carry their own ready cycle.
+  uint64_t fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promotion, uint64_t cycle, int sm,
+                uint64_t& fetched);
   uint64_t dram_read(uint64_t address, uint64_t bytes, uint64_t cycle, bool promoted);
   // A write-back: DRAM takes it at once or later (its bandwidth); nobody waits for the data to land.
   void dram_write(uint64_t address, uint64_t bytes, uint64_t cycle);
