@@ -1,0 +1,407 @@
+// space.csv: TMA streaming over the space of shapes, orders, occupancies, tensor sizes, L2
+// promotions and L2 states at launch, each point timed two ways.
+//
+// The kernel is bandwidth.cu's ring (thread 0 produces: expect_tx + one load per tile; thread 32
+// consumes: waits, reads one word, releases the stage), launched as a persistent grid of
+// SMs x `ctas_per_sm` CTAs, each CTA its own producer and consumer (the CTA count per SM is forced
+// through the dynamic shared-memory size). CTA i takes tiles i, i+grid, ... of a row- or
+// column-major tile order, one pass over the tensor.
+//
+// The L2's state at launch (`l2_state`), made before every timed launch, outside the timing:
+//   clean  an unrelated 256 MB buffer read with ordinary loads (the L2 holds clean, unrelated lines)
+//   dirty  an unrelated 256 MB buffer written by cudaMemset (the L2 holds dirty, unrelated lines)
+//   warm   nothing: the previous launch of the same kernel left what it left
+// Each launch is timed both ways: `event_us` (cudaEvents around the launch alone) and `span_us`
+// (%globaltimer, the first CTA's start to the last CTA's end, min/max over all CTAs by atomics).
+//
+// Extra modes for ncu:
+//   space --list-traffic     the traffic points (a subset), CSV on stdout (no GPU needed)
+//   space --traffic-all      every traffic point in turn, each after its L2 state is made; only
+//                            the measured launches are called sp_stream (profile with
+//                            --replay-mode application --cache-control none -k regex:sp_stream)
+//
+// Build: nvcc -O2 -std=c++17 -arch=sm_90a space.cu -o space -lcuda
+#include "calib_common.cuh"
+
+using namespace calib;
+
+namespace {
+
+constexpr int kMaxStages = 8;
+constexpr size_t kTensorMax = 1ull << 30;
+constexpr size_t kScrubBytes = 256ull << 20;  // the unrelated buffer of the clean and dirty states
+
+enum class L2State { clean, dirty, warm };
+const char* state_name(L2State s) { return s == L2State::clean ? "clean" : s == L2State::dirty ? "dirty" : "warm"; }
+
+struct SpPoint {
+  std::string group;
+  int size_mb = 256;
+  int row_bytes = 16384;
+  int inner = 128;  // box inner row, bytes
+  int rows = 64;    // box rows
+  int l2 = 0;       // L2 promotion bytes
+  bool col_major = false;
+  int stages = 4;
+  int cps = 1;  // CTAs per SM
+  L2State state = L2State::clean;
+  int swizzle() const { return inner >= 256 || inner < 32 ? 0 : inner; }
+  unsigned tile_bytes() const { return (unsigned)(inner * rows); }
+  size_t tensor_bytes() const { return (size_t)size_mb << 20; }
+};
+
+int row_bytes_for(int mb) { return mb >= 1024 ? 32768 : mb >= 256 ? 16384 : 8192; }
+
+std::vector<SpPoint> make_points() {
+  std::vector<SpPoint> v;
+  auto add = [&](const char* g, int mb, int inner, int rows, int l2, bool col, int st, int cps, L2State s,
+                 int row_bytes = 0) {
+    SpPoint p;
+    p.group = g;
+    p.size_mb = mb;
+    p.row_bytes = row_bytes ? row_bytes : row_bytes_for(mb);
+    p.inner = inner;
+    p.rows = rows;
+    p.l2 = l2;
+    p.col_major = col;
+    p.stages = st;
+    p.cps = cps;
+    p.state = s;
+    v.push_back(p);
+  };
+  const int promos[4] = {0, 64, 128, 256};
+  // grid: every inner x rows x order x promotion, 256 MiB, S=4, 1 CTA/SM, clean L2
+  for (int inner : {16, 32, 64, 128, 256})
+    for (int rows : {16, 32, 64, 128, 256})
+      for (bool col : {false, true})
+        for (int l2 : promos) add("grid", 256, inner, rows, l2, col, 4, 1, L2State::clean);
+  // occupancy: CTAs per SM x stages, both orders, no promotion
+  const int occ_shapes[5][2] = {{32, 256}, {64, 128}, {64, 64}, {128, 64}, {256, 64}};
+  for (auto& sh : occ_shapes)
+    for (int cps : {1, 2, 3, 4})
+      for (int st : {2, 4, 8})
+        for (bool col : {false, true}) add("occupancy", 256, sh[0], sh[1], 0, col, st, cps, L2State::clean);
+  // state: the L2 at launch x tensor size x shape x order x promotion
+  const int st_shapes[4][2] = {{32, 256}, {64, 256}, {128, 64}, {256, 64}};
+  for (L2State s : {L2State::clean, L2State::dirty, L2State::warm})
+    for (int mb : {64, 256, 1024})
+      for (auto& sh : st_shapes)
+        for (bool col : {false, true})
+          for (int l2 : {0, 128, 256}) add("state", mb, sh[0], sh[1], l2, col, 4, 1, s);
+  // tall: narrow tall tiles, several CTAs per SM, clean and dirty
+  for (L2State s : {L2State::clean, L2State::dirty})
+    for (int cps : {2, 4})
+      for (int inner : {32, 64})
+        for (int rows : {128, 256})
+          for (bool col : {false, true})
+            for (int l2 : promos) add("tall", 256, inner, rows, l2, col, 4, cps, s);
+  // pitch: other row pitches of the 256 MiB tensor
+  for (int rb : {4096, 65536})
+    for (int inner : {32, 128})
+      for (bool col : {false, true})
+        for (int l2 : {0, 256}) add("pitch", 256, inner, inner == 32 ? 256 : 64, l2, col, 4, 1, L2State::clean, rb);
+  return v;
+}
+
+// The ncu subset: the state group, the tall group's clean 2-CTA points, and the grid's 32-128 B
+// rows of 64 and 256 rows.
+std::vector<size_t> traffic_points(const std::vector<SpPoint>& pts) {
+  std::vector<size_t> t;
+  for (size_t i = 0; i < pts.size(); ++i) {
+    const SpPoint& p = pts[i];
+    if (p.group == "state" || (p.group == "tall" && p.cps == 2 && p.state == L2State::clean) ||
+        (p.group == "grid" && p.inner >= 32 && p.inner <= 128 && (p.rows == 64 || p.rows == 256)))
+      t.push_back(i);
+  }
+  return t;
+}
+
+struct Span {
+  unsigned long long start, end;
+};
+
+struct SpArgs {
+  int tiles_x, tiles_y;
+  long long total;
+  int col_major;
+  int stages;
+  unsigned tile_bytes, stage_stride;
+  int box_w, box_h;  // elements, rows
+  unsigned long long timeout_cycles;
+  unsigned* sink;
+  unsigned* err;
+  ClockRec* clk;
+  Span* span;
+};
+
+// One CTA's share of the stream (see bandwidth.cu for why the roles sit in two single lanes).
+__device__ __forceinline__ void stream_body(const CUtensorMap* map, const SpArgs& a) {
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ __align__(8) unsigned long long full[kMaxStages], empty[kMaxStages];
+  const unsigned raw = smem_u32(smem_raw);
+  const unsigned base = (raw + 1023u) & ~1023u;
+  const unsigned char* base_ptr = smem_raw + (base - raw);
+  if (threadIdx.x == 0) {
+    atomicMin(&a.span->start, globaltimer());
+    for (int s = 0; s < a.stages; ++s) {
+      mbar_init(smem_u32(&full[s]), 1);
+      mbar_init(smem_u32(&empty[s]), 1);
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+  const long long cnt = strided_count(blockIdx.x, gridDim.x, a.total);
+  TileWalk w;
+  if (a.col_major)
+    w.init(blockIdx.x, gridDim.x, a.tiles_y, a.tiles_x);
+  else
+    w.init(blockIdx.x, gridDim.x, a.tiles_x, a.tiles_y);
+  if (threadIdx.x == 0) {
+    if (blockIdx.x == 0) {
+      a.clk->g0 = globaltimer();
+      a.clk->c0 = (unsigned long long)clock64();
+    }
+    int s = 0;
+    unsigned k = 0;
+    for (long long j = 0; j < cnt; ++j) {
+      if (j >= a.stages && !mbar_wait(smem_u32(&empty[s]), (k - 1) & 1, a.timeout_cycles)) {
+        atomicAdd(a.err, 1u);
+        break;
+      }
+      const int tx = a.col_major ? w.b : w.a, ty = a.col_major ? w.a : w.b;
+      mbar_arrive_expect(smem_u32(&full[s]), a.tile_bytes);
+      tma_load_2d(base + (unsigned)s * a.stage_stride, map, tx * a.box_w, ty * a.box_h, smem_u32(&full[s]));
+      w.next();
+      if (++s == a.stages) {
+        s = 0;
+        ++k;
+      }
+    }
+  } else if (threadIdx.x == 32) {
+    unsigned acc = 0;
+    int s = 0;
+    unsigned k = 0;
+    for (long long j = 0; j < cnt; ++j) {
+      if (!mbar_wait(smem_u32(&full[s]), k & 1, a.timeout_cycles)) {
+        atomicAdd(a.err, 1u);
+        break;
+      }
+      acc += *reinterpret_cast<const volatile unsigned*>(base_ptr + (size_t)s * a.stage_stride + 4 * (j & 7));
+      mbar_arrive(smem_u32(&empty[s]));
+      if (++s == a.stages) {
+        s = 0;
+        ++k;
+      }
+    }
+    a.sink[blockIdx.x] = acc;
+    atomicMax(&a.span->end, globaltimer());
+    if (blockIdx.x == 0) {
+      a.clk->c1 = (unsigned long long)clock64();
+      a.clk->g1 = globaltimer();
+    }
+  }
+}
+
+// The measured launch; ncu profiles only this name.
+__global__ void __launch_bounds__(64) sp_stream(const __grid_constant__ CUtensorMap map, SpArgs a) {
+  stream_body(&map, a);
+}
+// The same stream under another name: the untimed launch that warms the L2 for l2_state warm.
+__global__ void __launch_bounds__(64) sp_prewarm(const __grid_constant__ CUtensorMap map, SpArgs a) {
+  stream_body(&map, a);
+}
+
+struct State {
+  DevInfo dev;
+  int max_smem = 0;
+  std::vector<SpPoint> pts;
+  unsigned char* tensor = nullptr;
+  unsigned char* scrub = nullptr;
+  unsigned* sink = nullptr;
+  unsigned* err = nullptr;
+  ClockRec* clk = nullptr;
+  Span* span = nullptr;
+};
+State S;
+
+std::vector<std::string> params_of(const SpPoint& p) {
+  return {p.group,        I(p.size_mb), I(p.row_bytes), I(p.inner), I(p.rows), I(p.tile_bytes()),
+          swz_name(p.swizzle()), l2_name(p.l2), p.col_major ? "col" : "row", I(p.stages), I(p.cps),
+          state_name(p.state)};
+}
+const std::vector<std::string> kParamCols = {"group", "tensor_mb",    "row_bytes", "inner_bytes", "rows",
+                                             "tile_bytes", "swizzle", "l2_promotion", "order", "stages",
+                                             "ctas_per_sm", "l2_state"};
+
+void alloc() {
+  CK(cudaMalloc(&S.tensor, kTensorMax));
+  CK(cudaMemset(S.tensor, 0x3c, kTensorMax));
+  CK(cudaMalloc(&S.scrub, kScrubBytes));
+  CK(cudaMemset(S.scrub, 0x11, kScrubBytes));
+  CK(cudaMalloc(&S.sink, 8192 * sizeof(unsigned)));
+  CK(cudaMalloc(&S.err, sizeof(unsigned)));
+  CK(cudaMalloc(&S.clk, sizeof(ClockRec)));
+  CK(cudaMalloc(&S.span, sizeof(Span)));
+  S.max_smem = std::min(set_max_dyn_smem(sp_stream, S.dev), set_max_dyn_smem(sp_prewarm, S.dev));
+}
+
+struct Prepared {
+  CUtensorMap map;
+  SpArgs args;
+  unsigned grid;
+  size_t smem;
+  int occupancy;
+};
+
+Prepared prepare(const SpPoint& p) {
+  alignas(64) Prepared q;
+  const size_t rows = p.tensor_bytes() / p.row_bytes;
+  encode_2d(&q.map, dtype_of("bf16"), S.tensor, p.row_bytes, rows, p.inner, p.rows, p.swizzle(), p.l2);
+  SpArgs& a = q.args;
+  a = SpArgs();
+  a.tiles_x = p.row_bytes / p.inner;
+  a.tiles_y = (int)(rows / p.rows);
+  a.total = (long long)a.tiles_x * a.tiles_y;
+  a.col_major = p.col_major;
+  a.stages = p.stages;
+  a.tile_bytes = p.tile_bytes();
+  a.stage_stride = (a.tile_bytes + 1023u) & ~1023u;
+  a.box_w = p.inner / 2;
+  a.box_h = p.rows;
+  a.timeout_cycles = kWaitLong;
+  a.sink = S.sink;
+  a.err = S.err;
+  a.clk = S.clk;
+  a.span = S.span;
+  const size_t need = (size_t)p.stages * a.stage_stride + 1024;
+  q.smem = smem_for_occupancy(need, p.cps, S.dev);
+  if (q.smem > (size_t)S.max_smem) throw PointSkip("shared memory: need " + I((long long)q.smem));
+  q.grid = (unsigned)(S.dev.sms * p.cps);
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&q.occupancy, sp_stream, 64, q.smem));
+  return q;
+}
+
+// Makes the point's L2 state (clean, dirty) and resets the span; warm leaves the L2 alone.
+void make_state(const SpPoint& p, int salt) {
+  if (p.state == L2State::clean)
+    touch_kernel<<<S.dev.sms * 4, 256>>>(reinterpret_cast<const uint4*>(S.scrub), kScrubBytes / 16, S.sink);
+  else if (p.state == L2State::dirty)
+    CK(cudaMemset(S.scrub, salt & 0xff, kScrubBytes));
+  CK(cudaGetLastError());
+  const Span init = {~0ull, 0ull};
+  CK(cudaMemcpy(S.span, &init, sizeof(init), cudaMemcpyHostToDevice));
+}
+
+Result measure(size_t idx, int reps) {
+  const SpPoint& p = S.pts[idx];
+  Prepared q = prepare(p);
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  CK(cudaMemset(S.err, 0, sizeof(unsigned)));
+  sp_prewarm<<<q.grid, 64, q.smem>>>(q.map, q.args);  // warm-up (clocks; the warm state's first launch)
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  std::vector<double> ev_us, span_us, mhz;
+  for (int r = 0; r < reps; ++r) {
+    make_state(p, r);
+    CK(cudaEventRecord(e0));
+    sp_stream<<<q.grid, 64, q.smem>>>(q.map, q.args);
+    CK(cudaGetLastError());
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    ev_us.push_back(event_ms(e0, e1) * 1000.0);
+    Span sp;
+    CK(cudaMemcpy(&sp, S.span, sizeof(sp), cudaMemcpyDeviceToHost));
+    span_us.push_back((double)(sp.end - sp.start) / 1000.0);
+    ClockRec cr;
+    CK(cudaMemcpy(&cr, S.clk, sizeof(cr), cudaMemcpyDeviceToHost));
+    mhz.push_back(clock_mhz(cr));
+  }
+  unsigned err = 0;
+  CK(cudaMemcpy(&err, S.err, sizeof(err), cudaMemcpyDeviceToHost));
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  const double bytes = (double)q.args.total * q.args.tile_bytes;
+  Result res;
+  res.values = {I(q.grid),         I(q.occupancy),     I((long long)q.smem), I(q.args.total),
+                F(bytes, 0),       F(median(ev_us), 2), F(vmin(ev_us), 2),   F(median(span_us), 2),
+                F(vmin(span_us), 2), F(bytes / median(ev_us) / 1e3, 1), F(bytes / median(span_us) / 1e3, 1),
+                F(median(mhz), 1), I(reps)};
+  if (err) res.status = "timeout(" + I(err) + ")";
+  else if (q.occupancy != p.cps) res.status = "occupancy_" + I(q.occupancy);
+  return res;
+}
+
+// ---- traffic modes (ncu)
+int traffic_mode(int argc, char** argv) {
+  if (arg_flag(argc, argv, "--list-traffic")) {
+    printf("tpoint,point");
+    for (auto& c : kParamCols) printf(",%s", c.c_str());
+    printf("\n");
+    const auto t = traffic_points(S.pts);
+    for (size_t i = 0; i < t.size(); ++i) {
+      printf("%zu,%zu", i, t[i]);
+      for (auto& v : params_of(S.pts[t[i]])) printf(",%s", v.c_str());
+      printf("\n");
+    }
+    return 0;
+  }
+  if (!arg_flag(argc, argv, "--traffic-all")) return -1;
+  // --from/--to: a slice of the traffic points, so that a driver can profile them in chunks
+  const char* from_s = arg_value(argc, argv, "--from");
+  const char* to_s = arg_value(argc, argv, "--to");
+  const size_t from = from_s ? strtoull(from_s, nullptr, 10) : 0;
+  const size_t to = to_s ? strtoull(to_s, nullptr, 10) : ~(size_t)0;
+  try {
+    CK(cudaSetDevice(0));
+    S.dev = dev_info();
+    alloc();
+    const auto t = traffic_points(S.pts);
+    for (size_t i = from; i < t.size() && i < to; ++i) {
+      const SpPoint& p = S.pts[t[i]];
+      Prepared q;
+      try {
+        q = prepare(p);
+      } catch (const PointSkip& e) {
+        fprintf(stderr, "traffic point %zu (point %zu): skipped, %s\n", i, t[i], e.what());
+        continue;
+      }
+      CK(cudaMemset(S.err, 0, sizeof(unsigned)));
+      if (p.state == L2State::warm) sp_prewarm<<<q.grid, 64, q.smem>>>(q.map, q.args);
+      make_state(p, (int)i);
+      sp_stream<<<q.grid, 64, q.smem>>>(q.map, q.args);
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      unsigned err = 0;
+      CK(cudaMemcpy(&err, S.err, sizeof(err), cudaMemcpyDeviceToHost));
+      printf("traffic %zu point %zu err %u\n", i, t[i], err);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    fprintf(stderr, "traffic: %s\n", e.what());
+    return 3;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  S.pts = make_points();
+  Family fam;
+  fam.name = "space";
+  fam.param_cols = kParamCols;
+  fam.result_cols = {"grid",        "occupancy", "smem_bytes", "tiles",     "bytes",     "event_us", "event_us_min",
+                     "span_us",     "span_us_min", "event_gbps", "span_gbps", "sm_mhz",  "reps"};
+  for (auto& p : S.pts) fam.points.push_back(params_of(p));
+  fam.default_reps = 5;
+  fam.extra = traffic_mode;
+  fam.setup = [](int) {
+    S.dev = dev_info();
+    alloc();
+    warmup_kernel<<<S.dev.sms, 128>>>(50000000ull, S.sink);
+    CK(cudaDeviceSynchronize());
+  };
+  fam.measure = measure;
+  return run_points(fam, argc, argv);
+}
