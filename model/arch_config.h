@@ -83,6 +83,9 @@ struct L2Config {
   // sectors reaching it within gpc_coalesce_window_cycles are served once. 0: off.
   uint32_t gpc_sms = 16;
   uint32_t gpc_coalesce_window_cycles = 0;
+  // Dirty bytes a large write (a cudaMemset far larger than the L2) leaves in the L2 for the next
+  // kernel: the footprint of a scenario's `l2_state: dirty` unless it sets its own.
+  uint64_t dirty_launch_bytes = 0;
 };
 
 // DRAM as channels of banks with open pages: a channel moves bytes_per_cycle / channels; an
@@ -135,6 +138,12 @@ struct ClusterConfig {
   uint32_t multicast_inflight_per_sm = 1;     // a multicast waits until fewer of its SM's are in flight
 };
 
+// What a kernel launch adds to the span of its CTAs (the first CTA's start to the last one's end):
+// cudaEvents around a launch measure the span plus this (the launch, CTA dispatch, teardown).
+struct LaunchConfig {
+  uint32_t overhead_ns = 0;
+};
+
 struct SimConfig {
   uint32_t quantum_cycles = 200;           // temporal decoupling: how far a unit may run ahead
   uint32_t bandwidth_window_cycles = 64;   // granularity of the bandwidth accounting
@@ -151,6 +160,7 @@ struct ArchConfig {
   L2Config l2;
   DramConfig dram;
   ClusterConfig cluster;
+  LaunchConfig launch;
   SimConfig sim;
 };
 

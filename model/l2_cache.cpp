@@ -58,7 +58,8 @@ L2Cache::Line* L2Cache::allocate(uint64_t line_index, uint64_t cycle) {
     }
     if (set[w].lru < victim->lru) victim = &set[w];
   }
-  if (victim->tag != ~0ull) {
+  // A prefill's evictions belong to the kernels before the run: not counted, nothing written back.
+  if (victim->tag != ~0ull && !prefilling_) {
     ++evictions_;
     const uint64_t dirty_bytes = static_cast<uint64_t>(__builtin_popcount(victim->dirty)) * cfg_.sector_bytes;
     if (dirty_bytes) dram_write(victim->tag * cfg_.line_bytes, dirty_bytes, cycle);
@@ -218,15 +219,20 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
   return in_l2;
 }
 
-void L2Cache::prefill(uint64_t address, uint64_t bytes) {
+void L2Cache::prefill(uint64_t address, uint64_t bytes, bool dirty) {
   const uint64_t line = cfg_.line_bytes;
-  const uint64_t limit = std::min<uint64_t>(bytes, cfg_.capacity_bytes);
-  for (uint64_t a = address / line * line; a < address + limit; a += line) {
+  const uint8_t all = static_cast<uint8_t>((1u << sectors_per_line_) - 1);
+  // The last capacity's worth is what a previous kernel would have left.
+  const uint64_t begin = bytes > cfg_.capacity_bytes ? address + bytes - cfg_.capacity_bytes : address;
+  prefilling_ = true;
+  for (uint64_t a = begin / line * line; a < address + bytes; a += line) {
     Line* l = find(a / line);
     if (!l) l = allocate(a / line, 0);
-    l->valid = static_cast<uint8_t>((1u << sectors_per_line_) - 1);
+    l->valid = all;
+    if (dirty) l->dirty = all;
     l->lru = ++lru_clock_;
   }
+  prefilling_ = false;
 }
 
 void L2Cache::apply_reduction(const MemRequest& req, uint64_t address, const uint8_t* src, uint64_t bytes) {

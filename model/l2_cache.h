@@ -34,9 +34,10 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   L2Cache(sc_core::sc_module_name name, const ArchConfig& arch, GlobalMemory& memory);
   void collect_stats(StatsRecord& out) const override;
   void end_of_elaboration() override;
-  // Marks [address, address + bytes) as present (clean), as if read before the run: a warm L2.
-  // Stops when the L2 is full.
-  void prefill(uint64_t address, uint64_t bytes);
+  // Marks [address, address + bytes) as present, as if read (clean) or written (dirty) before the
+  // run, each line the most recently used: the L2 a previous kernel left. Dirty lines are written
+  // back to DRAM when evicted. At most the L2's capacity of one call is kept.
+  void prefill(uint64_t address, uint64_t bytes, bool dirty = false);
 
  private:
   struct Line {
@@ -85,6 +86,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   size_t sets_;
   std::vector<Line> lines_;  // sets_ x ways
   uint64_t lru_clock_ = 0;
+  bool prefilling_ = false;
   BandwidthServer slices_, write_path_, reduction_alu_, reduction_miss_path_, crossbar_;
   BandwidthServer tag_lookups_;  // in lookups, not bytes
   uint64_t tag_lookups_made_ = 0;

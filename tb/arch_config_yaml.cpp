@@ -74,6 +74,7 @@ const std::vector<Field>& fields() {
       F_U32("l2.partitions", 1, 2, l2.partitions),
       F_U32("l2.far_latency", 0, 100000, l2.far_latency),
       F_U32("l2.crossbar_bytes_per_cycle", 1, 1 << 20, l2.crossbar_bytes_per_cycle),
+      F_U64("l2.dirty_launch_bytes", 0, 1ull << 40, l2.dirty_launch_bytes),
       F_U32("l2.gpc_sms", 1, 1024, l2.gpc_sms),
       F_U32("l2.gpc_coalesce_window_cycles", 0, 1000000, l2.gpc_coalesce_window_cycles),
       F_DBL("dram.bytes_per_cycle", 0.001, 1e6, dram.bytes_per_cycle),
@@ -93,6 +94,7 @@ const std::vector<Field>& fields() {
       F_U32("cluster.multicast_occupancy_cycles", 0, 1000000, cluster.multicast_occupancy_cycles),
       F_DBL("cluster.multicast_bytes_per_cycle", 0.001, 1e6, cluster.multicast_bytes_per_cycle),
       F_U32("cluster.multicast_inflight_per_sm", 1, 1024, cluster.multicast_inflight_per_sm),
+      F_U32("launch.overhead_ns", 0, 100000000, launch.overhead_ns),
       F_U32("sim.quantum_cycles", 1, 1000000, sim.quantum_cycles),
       F_U32("sim.bandwidth_window_cycles", 1, 1000000, sim.bandwidth_window_cycles),
   };
@@ -146,13 +148,13 @@ ArchConfig load_arch_config(const std::string& path) {
   YamlDoc doc = YamlDoc::load(path);
   YamlField root = doc.root();
   root.check_keys({"name", "description", "sm_count", "sm_clock_mhz", "tma", "descriptor_cache", "smem", "l2", "dram",
-                   "cluster", "sim"});
+                   "cluster", "launch", "sim"});
   ArchConfig a;
   a.source_file = path;
   a.name = root["name"].as_string();
   // Every section's keys are checked, and every field is required: an architecture file says
   // each number and where it came from.
-  for (const char* section : {"tma", "descriptor_cache", "smem", "l2", "dram", "cluster", "sim"}) {
+  for (const char* section : {"tma", "descriptor_cache", "smem", "l2", "dram", "cluster", "launch", "sim"}) {
     std::vector<std::string> keys;
     const std::string prefix = std::string(section) + ".";
     for (const Field& f : fields())

@@ -10,6 +10,18 @@
 
 namespace tma {
 
+std::optional<L2State> parse_l2_state(const std::string& s) {
+  if (s == "clean") return L2State::clean;
+  if (s == "dirty") return L2State::dirty;
+  if (s == "warm") return L2State::warm;
+  return std::nullopt;
+}
+
+const char* to_string(L2State s) {
+  return s == L2State::clean ? "clean" : s == L2State::dirty ? "dirty" : "warm";
+}
+
+
 namespace {
 
 constexpr uint64_t kDescriptorRegion = 0x7F0000000000ull;
@@ -250,7 +262,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     doc = YamlDoc::parse(out.c_str(), path + " (with overrides)");
   }
   YamlField root = doc.root();
-  root.check_keys({"name", "description", "sms", "cluster_size", "gpu", "memory_fill", "l2_warm", "arch", "tensors",
+  root.check_keys({"name", "description", "sms", "cluster_size", "gpu", "memory_fill", "l2_state", "l2_dirty_bytes", "l2_warm", "arch", "tensors",
                    "descriptors", "workload"});
   Scenario s;
   s.path = path;
@@ -264,7 +276,14 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   if (fill != "word_hash" && fill != "zero") throw root["memory_fill"].error("expected word_hash or zero");
   s.memory_fill = fill == "zero" ? MemoryFill::zero : MemoryFill::word_hash;
   s.arch = root["arch"].as_string_or("configs/arch/h100.yaml");
-  s.l2_warm = root["l2_warm"].as_bool_or(false);
+  s.l2_state = root["l2_state"].as_enum_or(L2State::clean, parse_l2_state, "clean, dirty, warm");
+  if (!root["l2_warm"].is_null()) {  // the older spelling of l2_state: warm
+    if (!root["l2_state"].is_null()) throw root["l2_warm"].error("give l2_state or l2_warm, not both");
+    if (root["l2_warm"].as_bool_or(false)) s.l2_state = L2State::warm;
+  }
+  s.l2_dirty_bytes = root["l2_dirty_bytes"].as_uint64_or(0, 0, 1ull << 40);
+  if (s.l2_dirty_bytes && s.l2_state != L2State::dirty)
+    throw root["l2_dirty_bytes"].error("l2_dirty_bytes needs l2_state: dirty");
   YamlField tensors = root["tensors"];
   if (!tensors.is_map()) throw tensors.error("expected a mapping of tensor names to tensors");
   for (const std::string& k : tensors.keys()) s.tensors[k] = read_tensor(k, tensors[k]);

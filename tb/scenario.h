@@ -33,6 +33,10 @@ struct ScenarioDescriptor {
   bool kernel_param = true;
 };
 
+enum class L2State : uint8_t { clean, dirty, warm };
+std::optional<L2State> parse_l2_state(const std::string& s);
+const char* to_string(L2State s);
+
 enum class WorkloadKind : uint8_t { gemm, conv, stream, ops };
 
 struct ScenarioOp {            // one entry of an `ops` workload
@@ -75,7 +79,11 @@ struct Scenario {
   uint32_t cluster_size = 1;
   GpuArch gpu = GpuArch::sm90;
   MemoryFill memory_fill = MemoryFill::word_hash;
-  bool l2_warm = false;                // the tensors start in the L2 (as after an earlier pass)
+  // The L2 at launch: clean (holds nothing of the run's, nothing dirty), dirty (l2_dirty_bytes of
+  // unrelated dirty lines, written back to DRAM as the run evicts them: after a large write such
+  // as cudaMemset) or warm (what the same workload, run just before, left in it).
+  L2State l2_state = L2State::clean;
+  uint64_t l2_dirty_bytes = 0;         // dirty only; 0: the architecture's l2.dirty_launch_bytes
   std::string arch;                    // default architecture file, may be overridden
   std::map<std::string, ScenarioTensor> tensors;
   std::map<std::string, ScenarioDescriptor> descriptors;

@@ -3,9 +3,12 @@
 #include <systemc>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 
 #include "cta_issuer.h"
@@ -102,11 +105,82 @@ uint32_t percentile(std::vector<uint32_t>& v, double p) {
   return v[k];
 }
 
+// Bytes of a tensor in global memory, from element 0 to the end of its last row.
+uint64_t tensor_bytes(const ScenarioTensor& t) {
+  return t.dims.size() > 1 ? t.strides.back() * t.dims.back()
+                           : t.dims[0] * element_bytes(t.dtype) / elements_per_unit(t.dtype);
+}
+
+// Above every tensor: where the lines of an unrelated earlier write live.
+uint64_t unrelated_address(const Scenario& s) {
+  uint64_t end = 0;
+  for (const auto& [name, t] : s.tensors) end = std::max(end, t.address + tensor_bytes(t));
+  return (end + (1ull << 30)) & ~((1ull << 30) - 1);
+}
+
+// The rows a tiled box covers in global memory, clipped to the tensor: f(address, bytes) each.
+template <typename F>
+void for_each_box_row(const TensorMap& m, const TmaOp& op, F&& f) {
+  const uint64_t esize = element_bytes(m.dtype) / elements_per_unit(m.dtype);
+  const int64_t x0 = std::max<int64_t>(0, op.coords[0]);
+  const int64_t x1 = std::min<int64_t>(static_cast<int64_t>(m.dims[0]), int64_t{op.coords[0]} + m.box[0]);
+  if (x1 <= x0) return;
+  std::array<int64_t, kMaxRank> i{};  // offsets inside the box of dims 1..rank-1
+  while (true) {
+    uint64_t a = m.global_address + static_cast<uint64_t>(x0) * esize;
+    bool inside = true;
+    for (int d = 1; d < m.rank; ++d) {
+      const int64_t c = int64_t{op.coords[d]} + i[d];
+      if (c < 0 || c >= static_cast<int64_t>(m.dims[d])) inside = false;
+      a += static_cast<uint64_t>(c) * m.strides[d - 1];
+    }
+    if (inside) f(a, static_cast<uint64_t>(x1 - x0) * esize);
+    int d = 1;
+    for (; d < m.rank; ++d) {
+      if (++i[d] < m.box[d]) break;
+      i[d] = 0;
+    }
+    if (d >= m.rank) return;
+  }
+}
+
+// l2_state warm: the L2 as the same workload, run just before, left it. The SMs' operations are
+// walked in the order a persistent grid issues them (step k of every SM, then step k + 1) and
+// each box's rows put in the L2 as the most recent: the L2 keeps the last of them. Boxes of
+// modes other than tiled put their whole tensor in, in address order.
+void prefill_as_run_before(L2Cache& l2, const Scenario& s, const std::vector<SmProgram>& programs) {
+  std::map<uint64_t, const ScenarioDescriptor*> by_address;
+  for (const auto& [name, d] : s.descriptors) by_address[d.address] = &d;
+  std::set<std::string> whole;
+  auto touch = [&](const IssueOp& io) {
+    const auto it = by_address.find(io.cmd.descriptor_address);
+    if (it == by_address.end()) return;
+    const TensorMap& m = it->second->map;
+    if (m.mode == TensorMode::tiled) {
+      for_each_box_row(m, io.cmd.op, [&](uint64_t a, uint64_t n) { l2.prefill(a, n); });
+    } else if (whole.insert(it->second->tensor).second) {
+      const ScenarioTensor& t = s.tensors.at(it->second->tensor);
+      l2.prefill(t.address, tensor_bytes(t));
+    }
+  };
+  size_t steps = 0;
+  for (const SmProgram& p : programs) steps = std::max(steps, p.steps.size());
+  for (size_t k = 0; k < steps; ++k)
+    for (const SmProgram& p : programs) {
+      if (k >= p.steps.size()) continue;
+      for (const IssueOp& io : p.steps[k].loads) touch(io);
+      for (const IssueOp& io : p.steps[k].after) touch(io);
+    }
+}
+
 }  // namespace
 
 RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOptions& options) {
   const auto t0 = Clock::now();
   GpuSystem gpu("gpu", arch, s.sms, s.cluster_size, s.gpu, s.memory_fill);
+  // A dirty L2 first: its lines are the oldest, the first the run evicts (and writes back).
+  if (s.l2_state == L2State::dirty)
+    gpu.l2().prefill(unrelated_address(s), s.l2_dirty_bytes ? s.l2_dirty_bytes : arch.l2.dirty_launch_bytes, true);
   // The host side of the driver: descriptors encoded into global memory. They reach the GPU
   // with the kernel launch (parameters, constant bank), so they start in the L2 (silicon: first use
   // of a kernel-parameter tensor map costs ~40 cycles over a cached one, not a DRAM trip).
@@ -115,13 +189,8 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
     gpu.memory().write(d.address, bytes.data(), bytes.size());
     gpu.l2().prefill(d.address, bytes.size());
   }
-  if (s.l2_warm)
-    for (const auto& [name, t] : s.tensors) {
-      const uint64_t bytes = t.dims.size() > 1 ? t.strides.back() * t.dims.back()
-                                               : t.dims[0] * element_bytes(t.dtype) / elements_per_unit(t.dtype);
-      gpu.l2().prefill(t.address, bytes);
-    }
   const std::vector<SmProgram> programs = build_programs(s, arch);
+  if (s.l2_state == L2State::warm) prefill_as_run_before(gpu.l2(), s, programs);
   auto cluster_syncs = std::vector<std::shared_ptr<ClusterSync>>();
   for (uint32_t c = 0; c < s.sms / s.cluster_size; ++c) {
     auto sync = std::make_shared<ClusterSync>();
@@ -164,6 +233,8 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   r.arch = arch.name;
   r.sms = s.sms;
   r.clock_mhz = arch.sm_clock_mhz;
+  r.launch_overhead_ns = arch.launch.overhead_ns;
+  r.l2_state = to_string(s.l2_state);
   std::vector<uint32_t> lat;
   for (auto& i : issuers) {
     r.cycles = std::max(r.cycles, i->finish_cycle());
@@ -227,7 +298,8 @@ std::vector<std::pair<std::string, std::string>> summary_fields(const RunSummary
   return {
       {"scenario", r.scenario},          {"arch", r.arch},
       {"sms", u(r.sms)},                 {"cycles", u(r.cycles)},
-      {"seconds", f(r.seconds())},       {"loads", u(r.loads)},
+      {"seconds", f(r.seconds())},       {"kernel_seconds", f(r.kernel_seconds())},
+      {"l2_state", r.l2_state},          {"loads", u(r.loads)},
       {"stores", u(r.stores)},           {"reductions", u(r.reductions)},
       {"faults", u(r.faults)},           {"bytes_loaded", u(r.bytes_loaded)},
       {"bytes_stored", u(r.bytes_stored)},
@@ -252,8 +324,10 @@ std::vector<std::pair<std::string, std::string>> summary_fields(const RunSummary
 void print_summary(std::FILE* out, const RunSummary& r) {
   const double mb = 1e6;
   std::fprintf(out, "scenario %s on %s, %u SMs\n", r.scenario.c_str(), r.arch.c_str(), r.sms);
-  std::fprintf(out, "  simulated time     %llu cycles = %.3f us at %.0f MHz\n",
-               static_cast<unsigned long long>(r.cycles), r.seconds() * 1e6, r.clock_mhz);
+  std::fprintf(out, "  simulated time     %llu cycles = %.3f us at %.0f MHz (first CTA start to last CTA end); "
+                    "%.3f us with the launch (as cudaEvents time it); L2 %s at launch\n",
+               static_cast<unsigned long long>(r.cycles), r.seconds() * 1e6, r.clock_mhz, r.kernel_seconds() * 1e6,
+               r.l2_state.c_str());
   std::fprintf(out, "  operations         %llu loads, %llu stores, %llu reductions, %llu prefetches, %llu faults\n",
                static_cast<unsigned long long>(r.loads), static_cast<unsigned long long>(r.stores),
                static_cast<unsigned long long>(r.reductions), static_cast<unsigned long long>(r.prefetches),

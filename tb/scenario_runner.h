@@ -29,6 +29,8 @@ struct RunSummary {
   uint32_t sms = 0;
   double clock_mhz = 0;
   uint64_t cycles = 0;               // simulated cycles until the last CTA finished
+  uint32_t launch_overhead_ns = 0;   // arch launch.overhead_ns: what cudaEvents add to the span
+  std::string l2_state;              // clean, dirty or warm at launch
   uint64_t loads = 0, stores = 0, reductions = 0, prefetches = 0, faults = 0;
   uint64_t bytes_loaded = 0;         // complete_tx bytes of the loads, once per operation: the unique
                                      // bytes read from global (a multicast counts once)
@@ -51,6 +53,8 @@ struct RunSummary {
   std::map<std::string, StatsRecord> stats;
 
   double seconds() const { return cycles / (clock_mhz * 1e6); }
+  // The kernel as cudaEvents around its launch time it: the CTAs' span plus the launch.
+  double kernel_seconds() const { return seconds() + launch_overhead_ns * 1e-9; }
   double load_bandwidth_gbs() const { return cycles ? bytes_loaded / seconds() / 1e9 : 0; }
   double delivered_bandwidth_gbs() const { return cycles ? bytes_delivered / seconds() / 1e9 : 0; }
   double store_bandwidth_gbs() const { return cycles ? bytes_stored / seconds() / 1e9 : 0; }
