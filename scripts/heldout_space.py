@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""The model against the measurement space no fit has seen (tests/calibration/h100/space*.csv,
+gemm*.csv, descriptor_space.csv: scripts/silicon/calib/run_space.sh), family by family.
+
+Nothing here is fitted: every family is held out of the architecture file's values, which come
+from the older calibration set (scripts/calibrate.py). For each family it prints the mean absolute
+error, the worst point, and for L2 promotion the effects silicon shows above 3% (sign reproduced,
+within half their size). --report FILE writes the tables as Markdown.
+
+  scripts/heldout_space.py [--gpu h100] [--jobs N] [--report docs/calibration/heldout_space.md]
+
+Runs: each streaming point a sample of its tiles (--tiles-per-sm, the rate of a whole-tensor pass
+in steady state); the L2-state points of the 64 MB tensor whole (the dirty L2's fixed cost is
+compared in microseconds); GEMM main loops one output tile per CTA. Standard library only.
+"""
+import argparse
+import csv
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import calibrate as cal  # noqa: E402  (the Runner, scenario writers and cache)
+
+CONSUMER_CYCLES = 340  # the bandwidth kernel's consumer per tile (calibrate.py's KERNEL_COSTS)
+NOISE = 0.03
+
+
+def rows(path):
+    with open(path) as f:
+        return [r for r in csv.DictReader(f) if r.get("status", "ok") == "ok"]
+
+
+def space_scenario(r, tiles_per_sm, whole=False):
+    mb, rb, inner, nrows = int(r["tensor_mb"]), int(r["row_bytes"]), int(r["inner_bytes"]), int(r["rows"])
+    cps = int(r["ctas_per_sm"])
+    swz = r["swizzle"]
+    per_sm = 0 if whole else cal.block_aligned_sample(tiles_per_sm, mb, rb, inner, nrows, r["order"])
+    text = cal.stream_scenario(mb, rb, inner, nrows, swz, r["l2_promotion"], r["order"], int(r["stages"]) * cps,
+                               False, per_sm, 1)
+    text = text.replace("l2_warm: false\n", "l2_state: %s\n" % r["l2_state"])
+    # Two CTAs on an SM: as one consumer with half the per-tile cost and their stages together
+    # (the model runs one issuer per SM).
+    return text, ["workload.compute_cycles=%d" % round(CONSUMER_CYCLES / cps)]
+
+
+def gemm_scenario(r):
+    M, N, K, BM, BN = (int(r[k]) for k in ("M", "N", "K", "BM", "BN"))
+    promo = r["l2_promotion"]
+    text = ("name: heldout_gemm\nsms: 132\ntensors:\n"
+            "  A: {dtype: bf16, dims: [%d, %d], address: 0x100000000}\n"
+            "  B: {dtype: bf16, dims: [%d, %d], address: 0x200000000}\n"
+            "descriptors:\n"
+            "  A_tile: {tensor: A, box: [64, %d], swizzle: 128B, l2_promotion: %s}\n"
+            "  B_tile: {tensor: B, box: [64, %d], swizzle: 128B, l2_promotion: %s}\n"
+            "workload:\n  kind: gemm\n  a: A_tile\n  b: B_tile\n  m: %d\n  n: %d\n  k: %d\n  stages: %s\n"
+            "  tile_order: %s\n  max_tiles_per_sm: 1\n"
+            % (K, M, K, N, BM, promo, BN, promo, M, N, K, r["stages"],
+               "column_major" if r["raster"] == "m" else "row_major"))
+    return text, ["workload.compute_cycles=%d" % max(int(r["compute_cycles"]), 1)]
+
+
+def descriptor_scenario(r):
+    fake = {"dtype": "bf16", "rank": "2", "box0": "64", "box1": "8", "pitch_bytes": "4096", "swizzle": "none",
+            "l2_promotion": "none"}
+    k = int(r["K"])
+    sc = cal.tile_latency_scenario(fake, descriptors=k, prefetch=r["prefetch"] == "all", ops=max(64, 4 * k),
+                                   location="global" if r["location"] == "global" else "param")
+    return sc, []
+
+
+class Family:
+    """Points of one family; `absolute`: errors in the unit (differences near zero, rates in
+    points), not relative to the measured value."""
+
+    def __init__(self, name, unit, absolute=False):
+        self.name, self.unit, self.pts, self.absolute = name, unit, [], absolute
+
+    def add(self, label, measured, predicted):
+        self.pts.append((label, measured, predicted))
+
+    def error(self, m, p):
+        return abs(p - m) if self.absolute else (abs(p - m) / abs(m) if m else 0.0)
+
+    def line(self):
+        if not self.pts:
+            return None
+        e = [self.error(m, p) for _, m, p in self.pts]
+        worst = max(self.pts, key=lambda t: self.error(t[1], t[2]))
+        fmt = (lambda v: "%.2f %s" % (v, self.unit)) if self.absolute else (lambda v: "%.1f%%" % (100 * v))
+        return "| %s | %d | %s | %s | %s: %.4g vs %.4g |" % (
+            self.name, len(e), fmt(statistics.mean(e)), fmt(statistics.median(e)), worst[0], worst[2], worst[1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpu", default="h100")
+    ap.add_argument("--sim", default=os.path.join(cal.ROOT, "build/tma-sim"))
+    ap.add_argument("--arch", default=None)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--tiles-per-sm", type=int, default=48)
+    ap.add_argument("--cache", default=os.path.join(cal.ROOT, "build/heldout-cache.json"))
+    ap.add_argument("--report", default=None)
+    ap.add_argument("--skip-gemm", action="store_true")
+    a = ap.parse_args()
+    data = os.path.join(cal.ROOT, "tests/calibration", a.gpu)
+    arch = a.arch or os.path.join(cal.ROOT, "configs/arch/%s.yaml" % a.gpu)
+    runner = cal.Runner(a.sim, arch, a.jobs, a.cache)
+    t0 = time.time()
+
+    def run_all(jobs):
+        """jobs: [(scenario, sets)] -> summaries, in parallel, cached."""
+        import concurrent.futures
+        with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
+            out = list(ex.map(lambda j: runner.run_one(j[0], j[1], []), jobs))
+        runner.save()
+        return out
+
+    space = rows(os.path.join(data, "space.csv"))
+    space = [r for r in space if r["group"] != "state" or r["tensor_mb"] == "64"]
+    state64 = [r for r in space if r["group"] == "state"]
+    stream = [r for r in space if r["group"] != "state"]
+    preds = run_all([space_scenario(r, a.tiles_per_sm) for r in stream])
+    fams = {}
+    def fam(name, unit="GB/s", absolute=False):
+        return fams.setdefault(name, Family(name, unit, absolute))
+    pred_of = {}
+    for r, s in zip(stream, preds):
+        key = "bandwidth %s, %s order" % (r["group"], r["order"])
+        if r["group"] == "grid":
+            key = "bandwidth grid, %s B rows, %s order" % (r["inner_bytes"] if int(r["inner_bytes"]) <= 64 else "128-256",
+                                                         r["order"])
+        label = "%sMB %sB x %s %s %s S%s x%s %s" % (r["tensor_mb"], r["inner_bytes"], r["rows"], r["order"],
+                                                   r["l2_promotion"], r["stages"], r["ctas_per_sm"], r["l2_state"])
+        fam(key).add(label, float(r["span_gbps"]), s["load_bandwidth_gbs"])
+        pred_of[r["point"]] = s["load_bandwidth_gbs"]
+    # The L2 at launch: 64 MB tensors run whole; dirty and warm against clean, in microseconds.
+    spreds = run_all([space_scenario(r, 0, whole=True) for r in state64])
+    by = {}
+    for r, s in zip(state64, spreds):
+        by.setdefault((r["inner_bytes"], r["rows"], r["order"], r["l2_promotion"]), {})[r["l2_state"]] = (r, s)
+    for key, st in sorted(by.items()):
+        if not all(k in st for k in ("clean", "dirty", "warm")):
+            continue
+        label = "64MB %sB x %s %s %s" % key
+        c_r, c_s = st["clean"]
+        fam("L2 state: clean span (64 MB, whole)", "us").add(label, float(c_r["span_us"]), c_s["seconds"] * 1e6)
+        for k in ("dirty", "warm"):
+            r, s = st[k]
+            fam("L2 state: %s minus clean (64 MB)" % k, "us", True).add(
+                label, float(r["span_us"]) - float(c_r["span_us"]), (s["seconds"] - c_s["seconds"]) * 1e6)
+        fam("launch: cudaEvent time (64 MB, clean)", "us").add(label, float(c_r["event_us"]), c_s["kernel_seconds"] * 1e6)
+
+    # Promotion effects: each promotion against none, the rest of the point the same.
+    base = {}
+    for r in stream:
+        k = (r["group"], r["tensor_mb"], r["row_bytes"], r["inner_bytes"], r["rows"], r["order"], r["stages"],
+             r["ctas_per_sm"], r["l2_state"])
+        base.setdefault(k, {})[r["l2_promotion"]] = r
+    effects = []
+    for k, v in base.items():
+        if "none" not in v:
+            continue
+        for p, r in v.items():
+            if p == "none":
+                continue
+            sil = float(r["span_gbps"]) / float(v["none"]["span_gbps"]) - 1
+            mod = pred_of[r["point"]] / pred_of[v["none"]["point"]] - 1
+            if abs(sil) > NOISE:
+                effects.append((k, p, sil, mod))
+    sign = sum(1 for e in effects if e[2] * e[3] > 0)
+    half = sum(1 for e in effects if e[2] * e[3] > 0 and abs(e[3] - e[2]) <= abs(e[2]) / 2)
+    # Traffic (ncu) of the space points, against the model's sampled runs.
+    tr = rows(os.path.join(data, "space_traffic.csv"))
+    tr = [t for t in tr if t["point"] in pred_of]
+    tpreds = run_all([space_scenario(t, a.tiles_per_sm) for t in tr])
+    for t, s in zip(tr, tpreds):
+        label = "%sMB %sB x %s %s %s x%s" % (t["tensor_mb"], t["inner_bytes"], t["rows"], t["order"], t["l2_promotion"],
+                                            t["ctas_per_sm"])
+        req = max(1.0, s["bytes_loaded"])
+        fam("DRAM read bytes / requested", "ratio").add(label, float(t["dram_read_per_requested_byte"]),
+                                                        s["dram_read_bytes"] / req)
+        fam("L2 sectors (lts) / requested", "ratio").add(label, float(t["l2_read_bytes_per_requested_byte"]),
+                                                         s["lts_sectors"] * 32 / req)
+        fam("L2 hit rate (TEX sectors)", "points", True).add(label, 100 * float(t["tex_hit_rate"]),
+                                                             100 * s["l2_hit_rate"])
+    # Descriptor cache: serial loads over K maps in global memory (param: the model has no K > 1 there).
+    ds = [r for r in rows(os.path.join(data, "descriptor_space.csv"))
+          if r["mode"] == "serial" and r["location"] == "global" and r["prefetch"] in ("none", "all")]
+    dpreds = run_all([descriptor_scenario(r) for r in ds])
+    for r, s in zip(ds, dpreds):
+        fam("descriptor: serial loads over K global maps, prefetch %s" % r["prefetch"], "cycles").add(
+            "K=%s" % r["K"], float(r["median_cycles"]), s["latency_p50"])
+    gm = []
+    if not a.skip_gemm:
+        gm = [r for r in rows(os.path.join(data, "gemm.csv")) if r["BN"] == "128" and r["raster"] in ("m", "n")]
+        gpreds = run_all([gemm_scenario(r) for r in gm])
+        for r, s in zip(gm, gpreds):
+            label = "%s raster, %s, %s cycles" % (r["raster"], r["l2_promotion"], r["compute_cycles"])
+            fam("GEMM main loop bandwidth (8192^3, 128x128x64)", "GB/s").add(label, float(r["span_gbps"]),
+                                                                             s["load_bandwidth_gbs"])
+    lines = ["| family (held out: never fitted) | points | mean abs error | median | worst: model vs silicon |",
+             "| --- | ---: | ---: | ---: | --- |"]
+    for f in fams.values():
+        l = f.line()
+        if l:
+            lines.append(l)
+    lines.append("")
+    lines.append("L2 promotion effects above 3%% on silicon (streaming points, each promotion against none): %d; "
+                 "sign reproduced %d (%.0f%%), within half their size %d (%.0f%%)."
+                 % (len(effects), sign, 100.0 * sign / max(1, len(effects)), half, 100.0 * half / max(1, len(effects))))
+    lines.append("")
+    lines.append("| point | promotion | silicon | model |")
+    lines.append("| --- | --- | ---: | ---: |")
+    for k, p, sil, mod in sorted(effects, key=lambda e: -abs(e[2])):
+        lines.append("| %s %sMB %sB x %s %s S%s x%s %s | %s | %+.1f%% | %+.1f%% |" % (
+            k[0], k[1], k[3], k[4], k[5], k[6], k[7], k[8], p, 100 * sil, 100 * mod))
+    text = "\n".join(lines)
+    print(text)
+    print("\n%d model runs, %.0f s" % (len(stream) + len(state64) + len(tr) + len(ds) + len(gm), time.time() - t0))
+    if a.report:
+        with open(a.report, "w") as f:
+            f.write("# Held-out families: the measurement space (%s)\n\n" % a.gpu)
+            f.write("Written by `scripts/heldout_space.py --report %s` from tests/calibration/%s/ "
+                    "(space.csv, space_traffic.csv, descriptor_space.csv, gemm.csv) and configs/arch/%s.yaml.\n\n"
+                    % (a.report, a.gpu, a.gpu))
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
