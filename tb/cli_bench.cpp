@@ -9,6 +9,7 @@
 
 #include "arch_config_yaml.h"
 #include "cli.h"
+#include "cli_args.h"
 #include "golden_case.h"
 #include "paths.h"
 #include "reference_engine.h"
@@ -80,21 +81,19 @@ RefResult bench_reference(const Scenario& s, const ArchConfig& arch) {
 int bench(int argc, char** argv) {
   std::string scenario_path = "configs/scenarios/stream_tiles.yaml", arch_path;
   std::vector<std::string> sets;
-  for (int i = 0; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "--scenario" && i + 1 < argc) {
-      scenario_path = argv[++i];
-    } else if (a == "--arch" && i + 1 < argc) {
-      arch_path = argv[++i];
-    } else if (a == "--set" && i + 1 < argc) {
-      sets.push_back(argv[++i]);
-    } else {
-      std::fprintf(stderr, "tma-sim bench: unknown argument '%s'\n%s", a.c_str(), kUsage);
-      return 2;
+  try {
+    for (ArgList args(argc, argv); !args.done();) {
+      const std::string a = args.next();
+      if (a == "--help" || a == "-h") {
+        std::fputs(kUsage, stdout);
+        return 0;
+      } else if (a == "--scenario") scenario_path = args.value(a);
+      else if (a == "--arch") arch_path = args.value(a);
+      else if (a == "--set") sets.push_back(args.value(a));
+      else throw UsageError("unknown argument '" + a + "'");
     }
+  } catch (const UsageError& e) {
+    return usage_error("bench", e.what(), kUsage);
   }
   try {
     const Scenario s = load_scenario(resolve_project_path(scenario_path), sets);
@@ -115,7 +114,7 @@ int bench(int argc, char** argv) {
     std::printf("  targets           reference >= 1000 MB/s, pipeline >= 100 MB/s, peak memory < 2048 MiB\n");
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tma-sim bench: %s\n", e.what());
+    print_error(e.what());
     return 2;
   }
 }

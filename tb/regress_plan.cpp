@@ -252,15 +252,14 @@ void read_entry(const YamlField& e, const Defaults& d, std::optional<uint64_t> r
       j.arch = arch;
       j.arch_set = arch_set;
       j.resolved_arch = arches.resolve(arch, arch_set, arch_where);
-      // check takes no --arch-set: with overrides it reads the resolved file.
-      j.args.insert(j.args.end(), {"--engine", "tlm", "--arch", arch_set.empty() ? arch : std::string(kRunDir) + "/" + j.resolved_arch});
+      j.args.insert(j.args.end(), {"--engine", "tlm"});
+      add_arch_args(j.args, arch, arch_set);
     } else if (own_arch) {
       throw arch_where.error("the reference engine takes no architecture (use engine: tlm)");
     }
     j.args.push_back("--quiet");
     j.args.insert(j.args.end(), paths.begin(), paths.end());
     j.args.insert(j.args.end(), extra.begin(), extra.end());
-    j.replay = j.args;  // with overrides, @RUN@/arch/... expands to the run folder's resolved file
     finish(j);
   } else if (kind == "scenario") {
     const std::string scenario = existing_path(e["scenario"], e["scenario"].as_string());
@@ -308,13 +307,12 @@ void read_entry(const YamlField& e, const Defaults& d, std::optional<uint64_t> r
       j.args = {"random", "--seed", std::to_string(*j.seed), "--count", std::to_string(count)};
       if (has_start) j.args.insert(j.args.end(), {"--start", std::to_string(start)});
       if (!engine.empty()) j.args.insert(j.args.end(), {"--engine", engine});
-      // Generators take an architecture only when the test (or the defaults) names one; they
-      // have no --arch-set, so overrides go through the resolved file.
+      // Generators take an architecture only when the test (or the defaults) names one.
       if (!resolved.empty()) {
         j.arch = arch;
         j.arch_set = arch_set;
         j.resolved_arch = resolved;
-        j.args.insert(j.args.end(), {"--arch", arch_set.empty() ? arch : std::string(kRunDir) + "/" + resolved});
+        add_arch_args(j.args, arch, arch_set);
       }
       j.args.insert(j.args.end(), extra.begin(), extra.end());
       j.replay = j.args;
