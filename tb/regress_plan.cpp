@@ -21,17 +21,7 @@ namespace {
 
 const char* kFormat = "tma-regress/1";
 
-std::string abs_path(const std::string& p) {
-  return fs::absolute(resolve_project_path(p)).lexically_normal().string();
-}
-
-// A path field that must name an existing file or folder; returns it absolute.
-std::string existing_path(const YamlField& f, const std::string& text) {
-  const std::string p = abs_path(text);
-  std::error_code ec;
-  if (!fs::exists(p, ec)) throw f.error("no such file or folder: '" + text + "'");
-  return p;
-}
+std::string abs_path(const std::string& p) { return fs::absolute(p).lexically_normal().string(); }
 
 bool valid_name(const std::string& s) {
   if (s.empty() || s[0] == '.' || s.size() > 120) return false;
@@ -121,17 +111,19 @@ std::string padded(uint64_t k, uint64_t count) {
 
 std::string source_of(const YamlField& f) { return f.file() + ":" + std::to_string(f.line()); }
 
-// The architecture a scenario asks for (its `arch` field, or an override of it).
+// The architecture a scenario asks for (its `arch` field, or an override of it), resolved from
+// the scenario's folder, then the project's.
 std::string scenario_arch(const std::string& scenario, const std::vector<std::string>& sets, const YamlField& where) {
   std::string arch;
   try {
     YamlDoc doc = YamlDoc::load(scenario);
-    arch = doc.root()["arch"].as_string_or("configs/arch/h100.yaml");
+    const YamlField f = doc.root()["arch"];
+    arch = f.present() ? existing_yaml_path(f) : abs_path(resolve_project_path("configs/arch/h100.yaml"));
   } catch (const YamlError& e) {
     throw where.error(std::string("cannot read the scenario's arch: ") + e.what());
   }
   for (const std::string& s : sets)
-    if (s.rfind("arch=", 0) == 0) arch = s.substr(5);
+    if (s.rfind("arch=", 0) == 0) arch = resolve_yaml_path(s.substr(5), scenario).value_or(s.substr(5));
   return arch;
 }
 
@@ -223,7 +215,7 @@ void read_entry(const YamlField& e, const Defaults& d, std::optional<uint64_t> r
   base.timeout_s = e["timeout"].as_double_or(d.timeout, 0.001, 1e7);
   const std::vector<std::string> extra = read_string_list(e["args"]);
   const bool own_arch = e["arch"].present() || e["arch_set"].present();
-  std::string arch = e["arch"].present() ? existing_path(e["arch"], e["arch"].as_string()) : d.arch;
+  std::string arch = e["arch"].present() ? existing_yaml_path(e["arch"]) : d.arch;
   std::vector<std::string> arch_set = d.arch_set;
   for (const std::string& s : read_overrides(e["arch_set"])) arch_set.push_back(s);
   const YamlField arch_where = e["arch_set"].present() ? e["arch_set"] : e["arch"].present() ? e["arch"] : e;
@@ -238,9 +230,9 @@ void read_entry(const YamlField& e, const Defaults& d, std::optional<uint64_t> r
     std::vector<std::string> paths;
     if (g.is_list()) {
       if (g.size() == 0) throw g.error("expected at least one golden-case file or folder");
-      for (size_t i = 0; i < g.size(); ++i) paths.push_back(existing_path(g.at(i), g.at(i).as_string()));
+      for (size_t i = 0; i < g.size(); ++i) paths.push_back(existing_yaml_path(g.at(i)));
     } else {
-      paths.push_back(existing_path(g, g.as_string()));
+      paths.push_back(existing_yaml_path(g));
     }
     const std::string engine = e["engine"].as_string_or("ref");
     if (engine != "ref" && engine != "tlm") throw e["engine"].error("expected ref or tlm, got '" + engine + "'");
@@ -248,7 +240,7 @@ void read_entry(const YamlField& e, const Defaults& d, std::optional<uint64_t> r
     j.id = name;
     j.args = {"check"};
     if (engine == "tlm") {
-      if (arch.empty()) arch = abs_path("configs/arch/h100.yaml");
+      if (arch.empty()) arch = abs_path(resolve_project_path("configs/arch/h100.yaml"));
       j.arch = arch;
       j.arch_set = arch_set;
       j.resolved_arch = arches.resolve(arch, arch_set, arch_where);
@@ -262,7 +254,7 @@ void read_entry(const YamlField& e, const Defaults& d, std::optional<uint64_t> r
     j.args.insert(j.args.end(), extra.begin(), extra.end());
     finish(j);
   } else if (kind == "scenario") {
-    const std::string scenario = existing_path(e["scenario"], e["scenario"].as_string());
+    const std::string scenario = existing_yaml_path(e["scenario"]);
     const std::vector<std::string> sets = read_overrides(e["set"]);
     if (arch.empty()) {
       const std::string a = scenario_arch(scenario, sets, e["scenario"]);
@@ -396,7 +388,7 @@ Plan load_regression(const std::string& path, const std::string& list, std::opti
     if (!def.is_map()) throw def.error("expected a mapping: timeout, arch, arch_set");
     def.check_keys({"timeout", "arch", "arch_set"});
     d.timeout = def["timeout"].as_double_or(d.timeout, 0.001, 1e7);
-    if (def["arch"].present()) d.arch = existing_path(def["arch"], def["arch"].as_string());
+    if (def["arch"].present()) d.arch = existing_yaml_path(def["arch"]);
     d.arch_set = read_overrides(def["arch_set"]);
   }
   const YamlField lists = root["lists"];
@@ -433,14 +425,14 @@ Plan load_sweep(const std::string& path) {
   plan.name = checked_name(root["name"]);
   ArchResolver arches(plan);
 
-  const std::string scenario = existing_path(root["scenario"], root["scenario"].as_string());
+  const std::string scenario = existing_yaml_path(root["scenario"]);
   const std::vector<std::string> base_sets = read_overrides(root["set"]);
   const std::vector<std::string> base_arch_sets = read_overrides(root["arch_set"]);
   const bool scoreboard = root["scoreboard"].as_bool_or(true);
   const double timeout = root["timeout"].as_double_or(600, 0.001, 1e7);
   std::string arch;
   if (root["arch"].present()) {
-    arch = existing_path(root["arch"], root["arch"].as_string());
+    arch = existing_yaml_path(root["arch"]);
   } else {
     const std::string a = scenario_arch(scenario, base_sets, root["scenario"]);
     arch = abs_path(a);

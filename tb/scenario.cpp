@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "descriptor_validation.h"
+#include "paths.h"
 #include "yaml_reader.h"
 
 namespace tma {
@@ -13,6 +14,7 @@ namespace tma {
 namespace {
 
 constexpr uint64_t kDescriptorRegion = 0x7F0000000000ull;
+constexpr const char* kDefaultArch = "configs/arch/h100.yaml";
 
 std::vector<uint64_t> dense_strides(const ScenarioTensor& t) {
   std::vector<uint64_t> s;
@@ -263,7 +265,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   const std::string fill = root["memory_fill"].as_string_or("word_hash");
   if (fill != "word_hash" && fill != "zero") throw root["memory_fill"].error("expected word_hash or zero");
   s.memory_fill = fill == "zero" ? MemoryFill::zero : MemoryFill::word_hash;
-  s.arch = root["arch"].as_string_or("configs/arch/h100.yaml");
+  // Relative to the scenario's folder, then the project's (configs/arch/h100.yaml by default).
+  s.arch = root["arch"].present() ? existing_yaml_path(root["arch"]) : resolve_project_path(kDefaultArch);
   s.l2_warm = root["l2_warm"].as_bool_or(false);
   YamlField tensors = root["tensors"];
   if (!tensors.is_map()) throw tensors.error("expected a mapping of tensor names to tensors");

@@ -76,7 +76,8 @@ struct Scenario {
   GpuArch gpu = GpuArch::sm90;
   MemoryFill memory_fill = MemoryFill::word_hash;
   bool l2_warm = false;                // the tensors start in the L2 (as after an earlier pass)
-  std::string arch;                    // default architecture file, may be overridden
+  std::string arch;                    // default architecture file (resolved: the scenario's folder,
+                                       // then the project's), may be overridden
   std::map<std::string, ScenarioTensor> tensors;
   std::map<std::string, ScenarioDescriptor> descriptors;
   Workload workload;
