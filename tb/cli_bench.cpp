@@ -99,6 +99,7 @@ int bench(int argc, char** argv) {
     const Scenario s = load_scenario(resolve_project_path(scenario_path), sets);
     if (s.workload.kind != WorkloadKind::stream) throw std::runtime_error("bench needs a stream scenario");
     const ArchConfig arch = load_arch_config(resolve_project_path(arch_path.empty() ? s.arch : arch_path));
+    for (const std::string& w : scenario_warnings(s, arch)) print_warning(w);
     std::printf("tma-sim bench: %s (%s) on %s\n", s.name.c_str(), s.description.c_str(), arch.name.c_str());
     const RefResult ref = bench_reference(s, arch);
     std::printf("  reference engine  %8.1f MB/s of tile traffic (%llu loads, %.1f MB in %.3f s); no simulated time\n",

@@ -10,6 +10,7 @@
 #include "paths.h"
 #include "scenario.h"
 #include "scenario_runner.h"
+#include "workload.h"
 #include "yaml_reader.h"
 
 namespace tma::cli {
@@ -72,6 +73,7 @@ int run(int argc, char** argv) {
     Scenario s = load_scenario(resolve_project_path(scenario_path), sets);
     ArchConfig arch = load_arch_config(resolve_project_path(arch_path.empty() ? s.arch : arch_path));
     apply_arch_overrides(arch, arch_sets);
+    for (const std::string& w : scenario_warnings(s, arch)) print_warning(w);
     RunSummary r = run_scenario(s, arch, opt);
     print_summary(stdout, r);
     return (r.scoreboard_mismatches || r.invariant_violations) ? 1 : 0;

@@ -17,6 +17,7 @@
 #include "regress_plan.h"
 #include "regress_util.h"
 #include "scenario.h"
+#include "workload.h"
 #include "yaml_reader.h"
 
 // Linked with tma_bench, so with libsystemc, which wants an sc_main (Boost.Test provides main).
@@ -74,6 +75,11 @@ std::string stream_scenario(const std::string& extra = "") {
          "tensors:\n  T: {dtype: bf16, dims: [128, 256], address: 0x100000000}\n"
          "descriptors:\n  T_tile: {tensor: T, box: [64, 64]}\n"
          "workload: {kind: stream, load: T_tile}\n";
+}
+
+// The error of a shipped scenario with overrides, or "no error".
+YamlError shipped_error(const std::string& name, const std::vector<std::string>& sets) {
+  return yaml_error([&] { load_scenario(kRoot + "/configs/scenarios/" + name + ".yaml", sets); });
 }
 
 }  // namespace
@@ -147,4 +153,55 @@ BOOST_AUTO_TEST_CASE(no_search_through_parent_folders) {
   BOOST_TEST(project_root() == (t.path / "proj").string());
   set_executable_path("");
   BOOST_TEST(project_root() == kRoot);
+}
+
+BOOST_AUTO_TEST_CASE(workloads_must_agree_with_their_tensors) {
+  struct Case {
+    std::string scenario;
+    std::vector<std::string> sets;
+    std::string field, part;  // the field named and part of the problem
+  };
+  const std::vector<Case> cases = {
+      // GEMM: m, n, k inside the tensors and whole tiles (A is [K, M] = [1024, 2048], tiles 64 x 128).
+      {"gemm_bf16", {"workload.m=100000"}, "workload.m", "m = 100000 is beyond the end of tensor 'A' (dims[1] = 2048)"},
+      {"gemm_bf16", {"workload.n=4096"}, "workload.n", "n = 4096 is beyond the end of tensor 'B' (dims[1] = 2048)"},
+      {"gemm_bf16", {"workload.k=100"}, "workload.k", "k = 100 is not a whole number of tiles of 'A_tile' (box[0] = 64)"},
+      {"gemm_bf16", {"workload.m=200"}, "workload.m", "the last tile would load past m"},
+      {"gemm_bf16", {"descriptors.B_tile.box=[32, 128]"}, "workload.b", "the K tiles differ"},
+      {"gemm_bf16", {"tensors.A.dims=[2048]", "descriptors.A_tile.box=[64]"}, "workload.a",
+       "must be tiled over a 2D tensor [K, M]"},
+      {"gemm_multicast", {"workload.n=384"}, "workload.multicast_a", "the 3 N tiles are not a multiple of cluster_size (2)"},
+      // Convolution: the filter [C, K, taps] matches the activation and the filter size.
+      {"conv_im2col", {"workload.filter_size=[5, 5]"}, "workload.filter_size", "the filter has 25 taps, tensor 'F' 9"},
+      {"conv_im2col", {"workload.output_channel_tiles=2"}, "workload.output_channel_tiles", "beyond the 1 K tiles"},
+      {"conv_im2col", {"descriptors.F_tile.box=[32, 128, 1]"}, "workload.filter", "must be the activation's channels_per_pixel (64)"},
+      {"conv_im2col", {"tensors.F.dims=[32, 128, 9]", "descriptors.F_tile.box=[32, 128, 1]", "descriptors.X_im2col.channels_per_pixel=32"},
+       "workload.filter", "has 32 channels (dims[0]), the activation 64"},
+      // Stream: the store writes back the loaded tile.
+      {"stream_reduce", {"tensors.C.dims=[4096, 1024]"}, "workload.store", "is smaller than the loaded tensor 'P'"},
+      {"stream_reduce", {"descriptors.C_tile.box=[32, 32]"}, "workload.store", "must have the rank, data type and box"},
+  };
+  for (const Case& c : cases) {
+    const YamlError e = shipped_error(c.scenario, c.sets);
+    BOOST_TEST_CONTEXT(c.scenario << " " << c.sets.front() << ": " << e.what()) {
+      BOOST_TEST(e.field() == c.field);
+      BOOST_TEST(contains(e.problem(), c.part));
+    }
+  }
+  // What is consistent loads: a sub-problem of whole tiles, and a last tile that is partial at the
+  // tensor's edge (the TMA fills the rest, as on silicon).
+  for (const std::vector<std::string>& ok :
+       {std::vector<std::string>{"workload.m=256", "workload.n=384", "workload.k=512"},
+        std::vector<std::string>{"tensors.A.dims=[96, 200]", "tensors.B.dims=[96, 2048]", "workload.k=96", "workload.m=200"}})
+    BOOST_TEST(shipped_error("gemm_bf16", ok).problem() == "no error");
+}
+
+BOOST_AUTO_TEST_CASE(more_sms_than_the_architecture_has_warns) {
+  const Scenario s = load_scenario(kRoot + "/configs/scenarios/gemm_bf16.yaml", {"sms=132"});
+  ArchConfig arch = load_arch_config(kRoot + "/configs/arch/h100.yaml");
+  BOOST_TEST(scenario_warnings(s, arch).empty());
+  apply_arch_overrides(arch, {"sm_count=16"});
+  const std::vector<std::string> w = scenario_warnings(s, arch);
+  BOOST_REQUIRE(w.size() == 1u);
+  BOOST_TEST(contains(w[0], "runs on 132 SMs, more than the 16 of architecture 'h100'"));
 }
