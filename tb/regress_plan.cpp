@@ -11,6 +11,8 @@
 
 #include "arch_config_yaml.h"
 #include "paths.h"
+#include "scenario.h"
+#include "workload.h"
 #include "yaml_reader.h"
 
 namespace fs = std::filesystem;
@@ -69,9 +71,16 @@ std::string render(const YamlField& f, bool top = true) {
   return top ? f.as_string() : render_scalar(f.as_string());
 }
 
+// A "path=value" override and the field of the regression or sweep file that wrote it (an error
+// it causes points there).
+struct Override {
+  std::string text;
+  YamlField where;
+};
+
 // "set" / "arch_set": a list of "path=value" strings, or a mapping of paths to values.
-std::vector<std::string> read_overrides(const YamlField& f) {
-  std::vector<std::string> out;
+std::vector<Override> read_located_overrides(const YamlField& f) {
+  std::vector<Override> out;
   if (f.is_null()) return out;
   if (f.is_list()) {
     for (size_t i = 0; i < f.size(); ++i) {
@@ -79,18 +88,54 @@ std::vector<std::string> read_overrides(const YamlField& f) {
       const std::string s = e.as_string();
       const size_t eq = s.find('=');
       if (eq == std::string::npos || eq == 0) throw e.error("expected \"path=value\", got '" + s + "'");
-      out.push_back(s);
+      out.push_back({s, e});
     }
     return out;
   }
   if (f.is_map()) {
     for (const std::string& k : f.keys()) {
       if (k.empty() || k.find('=') != std::string::npos) throw f[k].error("expected a field path as the key");
-      out.push_back(k + "=" + render(f[k]));
+      out.push_back({k + "=" + render(f[k]), f[k]});
     }
     return out;
   }
   throw f.error("expected a list of \"path=value\" strings or a mapping of paths to values");
+}
+
+std::vector<std::string> texts(const std::vector<Override>& overrides) {
+  std::vector<std::string> out;
+  for (const Override& o : overrides) out.push_back(o.text);
+  return out;
+}
+
+std::vector<std::string> read_overrides(const YamlField& f) { return texts(read_located_overrides(f)); }
+
+// A job's scenario with its overrides, loaded as `tma-sim run` will load it: a bad scenario or
+// override stops the whole file before anything runs, instead of failing its jobs one by one. An
+// error an override caused points at the line that wrote it, any other at `where`; `point` names
+// a sweep point.
+Scenario load_job_scenario(const std::string& scenario, const std::vector<Override>& sets, const YamlField& where,
+                           const std::string& point) {
+  const std::string in = point.empty() ? "" : "point " + point + ": ";
+  try {
+    return load_scenario(scenario, texts(sets));
+  } catch (const OverrideError& e) {
+    const Override& o = sets[e.index()];
+    throw o.where.error(in + "override '" + o.text + "': scenario " + scenario + ", field '" + e.field() + "': " + e.cause());
+  } catch (const YamlError& e) {
+    throw where.error(in + "scenario " + e.what());
+  }
+}
+
+// The scenario's programs on its architecture (shared memory for its stages...), as the run
+// builds them first.
+void check_fits(const Scenario& s, const ArchConfig& arch, const YamlField& where, const std::string& point) {
+  try {
+    build_programs(s, arch);
+  } catch (const std::exception& e) {
+    throw where.error((point.empty() ? "" : "point " + point + ": ") + "scenario " + s.path + " on architecture '" +
+                      arch.name + "': " + e.what());
+  }
 }
 
 std::vector<std::string> read_string_list(const YamlField& f) {
@@ -110,22 +155,6 @@ std::string padded(uint64_t k, uint64_t count) {
 }
 
 std::string source_of(const YamlField& f) { return f.file() + ":" + std::to_string(f.line()); }
-
-// The architecture a scenario asks for (its `arch` field, or an override of it), resolved from
-// the scenario's folder, then the project's.
-std::string scenario_arch(const std::string& scenario, const std::vector<std::string>& sets, const YamlField& where) {
-  std::string arch;
-  try {
-    YamlDoc doc = YamlDoc::load(scenario);
-    const YamlField f = doc.root()["arch"];
-    arch = f.present() ? existing_yaml_path(f) : abs_path(resolve_project_path("configs/arch/h100.yaml"));
-  } catch (const YamlError& e) {
-    throw where.error(std::string("cannot read the scenario's arch: ") + e.what());
-  }
-  for (const std::string& s : sets)
-    if (s.rfind("arch=", 0) == 0) arch = resolve_yaml_path(s.substr(5), scenario).value_or(s.substr(5));
-  return arch;
-}
 
 // Loads an architecture, applies overrides (an error names the field that asked for them) and
 // records the resolved file in the plan; returns its run-folder-relative path.
@@ -169,12 +198,16 @@ class ArchResolver {
       text += "  " + path.substr(dot + 1) + ": " + value + "\n";
     }
     plan_.arch_files[rel] = text;
+    resolved_[rel] = a;
     return rel;
   }
 
+  // The architecture resolve() returned `rel` for.
+  const ArchConfig& config(const std::string& rel) const { return resolved_.at(rel); }
+
  private:
   Plan& plan_;
-  std::map<std::string, ArchConfig> cache_;
+  std::map<std::string, ArchConfig> cache_, resolved_;
 };
 
 struct Defaults {
@@ -255,23 +288,20 @@ void read_entry(const YamlField& e, const Defaults& d, std::optional<uint64_t> r
     finish(j);
   } else if (kind == "scenario") {
     const std::string scenario = existing_yaml_path(e["scenario"]);
-    const std::vector<std::string> sets = read_overrides(e["set"]);
-    if (arch.empty()) {
-      const std::string a = scenario_arch(scenario, sets, e["scenario"]);
-      arch = abs_path(a);
-      std::error_code ec;
-      if (!fs::exists(arch, ec)) throw e["scenario"].error("the scenario's architecture '" + a + "' does not exist");
-    }
+    const std::vector<Override> sets = read_located_overrides(e["set"]);
+    const Scenario s = load_job_scenario(scenario, sets, e["scenario"], "");
+    if (arch.empty()) arch = abs_path(s.arch);
     Job j = base;
     j.id = name;
     j.arch = arch;
     j.arch_set = arch_set;
     j.resolved_arch = arches.resolve(arch, arch_set, arch_where);
+    check_fits(s, arches.config(j.resolved_arch), e["scenario"], "");
     j.args = {"run", scenario};
     add_arch_args(j.args, arch, arch_set);
-    for (const std::string& s : sets) {
+    for (const std::string& o : texts(sets)) {
       j.args.push_back("--set");
-      j.args.push_back(s);
+      j.args.push_back(o);
     }
     j.args.push_back("--quiet");
     j.args.insert(j.args.end(), extra.begin(), extra.end());
@@ -426,21 +456,17 @@ Plan load_sweep(const std::string& path) {
   ArchResolver arches(plan);
 
   const std::string scenario = existing_yaml_path(root["scenario"]);
-  const std::vector<std::string> base_sets = read_overrides(root["set"]);
+  const std::vector<Override> base_sets = read_located_overrides(root["set"]);
   const std::vector<std::string> base_arch_sets = read_overrides(root["arch_set"]);
   const bool scoreboard = root["scoreboard"].as_bool_or(true);
   const double timeout = root["timeout"].as_double_or(600, 0.001, 1e7);
-  std::string arch;
-  if (root["arch"].present()) {
-    arch = existing_yaml_path(root["arch"]);
-  } else {
-    const std::string a = scenario_arch(scenario, base_sets, root["scenario"]);
-    arch = abs_path(a);
-  }
+  // Without one, each point runs on its scenario's architecture.
+  const std::string arch = root["arch"].present() ? existing_yaml_path(root["arch"]) : "";
 
   struct Value {
     std::string label;
-    std::vector<std::string> sets, arch_sets;
+    std::vector<Override> sets;
+    std::vector<std::string> arch_sets;
     YamlField where;
   };
   struct Param {
@@ -469,7 +495,7 @@ Plan load_sweep(const std::string& path) {
       if (v.is_map()) {
         v.check_keys({"label", "set", "arch_set"});
         val.label = v["label"].as_string();
-        val.sets = read_overrides(v["set"]);
+        val.sets = read_located_overrides(v["set"]);
         val.arch_sets = read_overrides(v["arch_set"]);
       } else {
         if (set_path.empty() && arch_field.empty())
@@ -477,7 +503,7 @@ Plan load_sweep(const std::string& path) {
                         "or write {label, set, arch_set}");
         const std::string text = render(v);
         val.label = v.is_scalar() ? v.as_string() : text;
-        if (!set_path.empty()) val.sets.push_back(set_path + "=" + text);
+        if (!set_path.empty()) val.sets.push_back({set_path + "=" + text, v});
         else val.arch_sets.push_back(arch_field + "=" + text);
       }
       if (val.label.empty()) throw v.error("empty label");
@@ -497,7 +523,8 @@ Plan load_sweep(const std::string& path) {
     j.kind = "sweep";
     j.timeout_s = timeout;
     j.id = padded(n, points);
-    std::vector<std::string> sets = base_sets, arch_sets = base_arch_sets;
+    std::vector<Override> sets = base_sets;
+    std::vector<std::string> arch_sets = base_arch_sets;
     YamlField last = ps;
     for (size_t p = 0; p < params.size(); ++p) {
       const Value& v = params[p].values[idx[p]];
@@ -507,15 +534,17 @@ Plan load_sweep(const std::string& path) {
       arch_sets.insert(arch_sets.end(), v.arch_sets.begin(), v.arch_sets.end());
       if (!v.arch_sets.empty()) last = v.where;
     }
+    const Scenario s = load_job_scenario(scenario, sets, root["scenario"], j.id);
     j.source = source_of(ps);
-    j.arch = arch;
+    j.arch = arch.empty() ? abs_path(s.arch) : arch;
     j.arch_set = arch_sets;
-    j.resolved_arch = arches.resolve(arch, arch_sets, arch_sets.empty() ? root : last);
+    j.resolved_arch = arches.resolve(j.arch, arch_sets, arch_sets.empty() ? root : last);
+    check_fits(s, arches.config(j.resolved_arch), root["scenario"], j.id);
     j.args = {"run", scenario};
-    add_arch_args(j.args, arch, arch_sets);
-    for (const std::string& s : sets) {
+    add_arch_args(j.args, j.arch, arch_sets);
+    for (const std::string& o : texts(sets)) {
       j.args.push_back("--set");
-      j.args.push_back(s);
+      j.args.push_back(o);
     }
     j.args.push_back("--quiet");
     if (!scoreboard) j.args.push_back("--no-scoreboard");

@@ -408,8 +408,10 @@ bool run_jobs(const Plan& plan, const std::string& run_dir, const RunnerOptions&
         Result res = finish_job(plan, run_dir, r, st);
         record(run_dir, res, results);
         tally(res);
+        // The line as the job wrote it: the signature has its numbers bucketed (#), for grouping only.
         if (is_failure(res.status))
-          progress.message("FAIL " + res.id + " (" + status_name(res.status) + "): " + res.signature);
+          progress.message("FAIL " + res.id + " (" + status_name(res.status) +
+                           "): " + (res.first_line.empty() ? res.signature : res.first_line));
       } else {
         append_file((fs::path(run_dir) / r.log_rel).string(), "# regress: stopped (unfinished)\n");
       }

@@ -315,41 +315,42 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
   return w;
 }
 
-// "a.b.c=value": set that scalar (or YAML value) in the document tree.
-void apply_override(YAML::Node root, const std::string& o) {
+// "a.b.c=value": sets that value (any YAML) in the document tree. Every error names the override's
+// path as the field (load_scenario blames the override for it).
+void apply_override(YAML::Node root, const std::string& file, const std::string& o) {
   const size_t eq = o.find('=');
-  if (eq == std::string::npos || eq == 0) throw std::runtime_error("override '" + o + "' is not of the form path=value");
+  if (eq == std::string::npos || eq == 0)
+    throw YamlError(file, 0, "", "override '" + o + "' is not of the form path=value");
   const std::string path = o.substr(0, eq), value = o.substr(eq + 1);
   std::vector<std::string> keys;
   std::stringstream ss(path);
   for (std::string k; std::getline(ss, k, '.');) keys.push_back(k);
-  std::vector<YAML::Node> chain{root};
+  if (keys.empty() || path.back() == '.' || std::count(keys.begin(), keys.end(), std::string()))
+    throw YamlError(file, 0, path, "'" + path + "' is not a field path (names joined by '.')");
+  YAML::Node node = root;
+  std::string at;  // the path walked so far
   for (size_t i = 0; i + 1 < keys.size(); ++i) {
-    YAML::Node next = chain.back()[keys[i]];
-    if (!next.IsMap()) throw std::runtime_error("override '" + o + "': '" + keys[i] + "' is not a mapping in the scenario");
-    chain.push_back(next);
+    const std::string parent = at.empty() ? "the top level" : "'" + at + "'";
+    at += (i ? "." : "") + keys[i];
+    if (!node[keys[i]].IsDefined()) {
+      std::string names;
+      for (const auto& kv : node) names += (names.empty() ? "" : ", ") + kv.first.as<std::string>();
+      throw YamlError(file, 0, path, "the scenario has no '" + at + "' (" + parent + " has: " + names + ")");
+    }
+    YAML::Node next = node[keys[i]];
+    if (!next.IsMap()) throw YamlError(file, 0, path, "'" + at + "' is not a mapping in the scenario");
+    node.reset(next);  // rebinds (YAML::Node's operator= would write next's value into node)
   }
-  YAML::Node parent = chain.back();
-  parent[keys.back()] = YAML::Load(value);
+  try {
+    node[keys.back()] = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    throw YamlError(file, 0, path, "'" + value + "' is not a YAML value: " + e.msg);
+  }
 }
 
 }  // namespace
 
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  YamlDoc doc = YamlDoc::load(path);
-  if (!overrides.empty()) {
-    YAML::Node raw;
-    try {
-      raw = YAML::LoadFile(path);
-    } catch (const YAML::Exception& e) {
-      throw YamlError(path, 0, "", e.what());
-    }
-    for (const std::string& o : overrides) apply_override(raw, o);
-    YAML::Emitter out;
-    out << raw;
-    doc = YamlDoc::parse(out.c_str(), path + " (with overrides)");
-  }
-  YamlField root = doc.root();
+static Scenario read_scenario(const YamlField& root, const std::string& path) {
   root.check_keys({"name", "description", "sms", "cluster_size", "gpu", "memory_fill", "l2_warm", "arch", "tensors",
                    "descriptors", "workload"});
   Scenario s;
@@ -380,5 +381,41 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   s.workload = read_workload(root["workload"], s);
   return s;
 }
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  YamlDoc doc = YamlDoc::load(path);
+  const YamlField root = doc.root();
+  if (root.is_null()) throw root.error("the file is empty: a scenario is a mapping of name, sms, tensors, descriptors and workload");
+  if (!root.is_map()) throw root.error("expected a mapping of name, sms, tensors, descriptors and workload");
+  // Overrides change the tree in place: every field keeps its line in the file, and an error in
+  // (or below) a value an override set is that override's.
+  for (size_t i = 0; i < overrides.size(); ++i) {
+    try {
+      apply_override(doc.node(), path, overrides[i]);
+    } catch (const YamlError& e) {
+      if (e.field().empty()) throw;
+      throw OverrideError(e, i, overrides[i]);
+    }
+  }
+  try {
+    return read_scenario(root, path);
+  } catch (const YamlError& e) {
+    if (const std::optional<size_t> i = override_of(overrides, e.field())) throw OverrideError(e, *i, overrides[*i]);
+    throw;
+  }
+}
+
+std::optional<size_t> override_of(const std::vector<std::string>& overrides, const std::string& field) {
+  for (size_t i = overrides.size(); i-- > 0;) {
+    const std::string p = overrides[i].substr(0, overrides[i].find('='));
+    if (field == p || (field.rfind(p, 0) == 0 && (field[p.size()] == '.' || field[p.size()] == '['))) return i;
+  }
+  return std::nullopt;
+}
+
+OverrideError::OverrideError(const YamlError& e, size_t index, const std::string& override_text)
+    : YamlError(e.file(), 0, e.field(), e.problem() + " (set by the override '" + override_text + "')"),
+      index_(index),
+      cause_(e.problem()) {}
 
 }  // namespace tma

@@ -205,3 +205,76 @@ BOOST_AUTO_TEST_CASE(more_sms_than_the_architecture_has_warns) {
   BOOST_REQUIRE(w.size() == 1u);
   BOOST_TEST(contains(w[0], "runs on 132 SMs, more than the 16 of architecture 'h100'"));
 }
+
+BOOST_AUTO_TEST_CASE(sweeps_check_every_point_before_anything_runs) {
+  TempDir t;
+  const std::string scen = kRoot + "/configs/scenarios/stream_tiles.yaml";
+  auto sweep_error = [&](const std::string& name, const std::string& yaml) {
+    const std::string f = t.write(name, yaml);
+    return yaml_error([&] { regress::load_sweep(f); });
+  };
+  // A plain value of a path that is not in the scenario: the value's line, the override as
+  // written (no digit replaced).
+  YamlError e = sweep_error("nope.yaml", "name: d\nscenario: " + scen +
+                                             "\nparameters:\n  - name: p\n    set: descriptors.NOPE.l2_promotion\n"
+                                             "    values: [none, 256B]\n");
+  BOOST_TEST(e.line() == 6);
+  BOOST_TEST(e.field() == "parameters[0].values[0]");
+  BOOST_TEST(contains(e.problem(), "point 0-none: override 'descriptors.NOPE.l2_promotion=none'"));
+  BOOST_TEST(contains(e.problem(), "the scenario has no 'descriptors.NOPE' ('descriptors' has: T_tile)"));
+  // A labelled value whose set is wrong: that key's line and the value as written.
+  e = sweep_error("label.yaml", "name: d\nscenario: " + scen +
+                                    "\nparameters:\n  - name: p\n    values:\n      - label: a\n        set: {sms: 2}\n"
+                                    "      - label: b\n        set:\n          descriptors.T_tile.l2_promotion: 256C\n");
+  BOOST_TEST(e.line() == 10);
+  BOOST_TEST(e.field() == "parameters[0].values[1].set.descriptors.T_tile.l2_promotion");
+  BOOST_TEST(contains(e.problem(), "point 1-b: override 'descriptors.T_tile.l2_promotion=256C'"));
+  BOOST_TEST(contains(e.problem(), "expected one of: none, 64B, 128B, 256B; got '256C'"));
+  // The sweep's own set, a negative SM count.
+  e = sweep_error("sms.yaml", "name: d\nscenario: " + scen + "\nset: {sms: -4}\nparameters:\n  - {name: p, set: workload.stages, values: [2]}\n");
+  BOOST_TEST(e.line() == 3);
+  BOOST_TEST(e.field() == "set.sms");
+  BOOST_TEST(contains(e.problem(), "value -4 is outside the allowed range [1, 1024]"));
+  // An error no override holds (overrides that together make the descriptor one the driver
+  // refuses): at the sweep's scenario, with the scenario's own file, line and field.
+  e = sweep_error("combo.yaml", "name: d\nscenario: " + scen +
+                                    "\nparameters:\n  - {name: p, set: tensors.T.strides, values: [\"[100]\"]}\n");
+  BOOST_TEST(e.field() == "scenario");
+  BOOST_TEST(contains(e.problem(), "point 0-_100_: scenario " + scen + ":"));
+  BOOST_TEST(contains(e.problem(), "field 'descriptors.T_tile': the driver would refuse this descriptor"));
+  // More stages than shared memory holds: the architecture is checked too.
+  e = sweep_error("fit.yaml", "name: d\nscenario: " + scen + "\nparameters:\n  - {name: stages, set: workload.stages, values: [4, 64]}\n");
+  BOOST_TEST(e.field() == "scenario");
+  BOOST_TEST(contains(e.problem(), "point 1-64: scenario " + scen + " on architecture 'h100': stream stages need"));
+  // An empty or broken base scenario.
+  for (const std::string& text : {std::string(""), std::string("name: [\n")}) {
+    const std::string base = t.write("base.yaml", text);
+    e = sweep_error("base_sweep.yaml", "name: d\nscenario: " + base + "\nparameters:\n  - {name: p, set: sms, values: [1]}\n");
+    BOOST_TEST_CONTEXT(e.what()) {
+      BOOST_TEST(e.line() == 2);
+      BOOST_TEST(e.field() == "scenario");
+      BOOST_TEST(contains(e.problem(), text.empty() ? "the file is empty" : "YAML syntax error"));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(regressions_check_every_scenario_job_before_anything_runs) {
+  TempDir t;
+  const std::string scen = kRoot + "/configs/scenarios/gemm_bf16.yaml";
+  auto regression_error = [&](const std::string& set) {
+    const std::string f =
+        t.write("r.yaml", "lists:\n  a:\n    tests:\n      - {name: ok, selftest: pass}\n      - name: s\n        scenario: " +
+                              scen + "\n        set: " + set + "\n");
+    return yaml_error([&] { regress::load_regression(f, "", std::nullopt); });
+  };
+  YamlError e = regression_error("{sms: -4}");
+  BOOST_TEST(e.line() == 7);
+  BOOST_TEST(e.field() == "lists.a.tests[1].set.sms");
+  BOOST_TEST(contains(e.problem(), "override 'sms=-4': scenario " + scen + ", field 'sms': value -4 is outside"));
+  e = regression_error("[workload.m=100000]");
+  BOOST_TEST(e.field() == "lists.a.tests[1].set[0]");
+  BOOST_TEST(contains(e.problem(), "m = 100000 is beyond the end of tensor 'A' (dims[1] = 2048)"));
+  e = regression_error("{descriptors.A_tile.l2_promotion: 256C}");
+  BOOST_TEST(contains(e.problem(), "got '256C'"));
+  BOOST_TEST(regression_error("{sms: 4, workload.m: 256}").problem() == "no error");
+}
