@@ -23,7 +23,7 @@ namespace tma::cli {
 namespace {
 
 const char* kUsage =
-    "usage: tma-sim bench [--scenario FILE] [--arch FILE] [--set PATH=VALUE]...\n"
+    "usage: tma-sim bench [--scenario FILE] [--arch FILE] [--set PATH=VALUE]... [--arch-set F=VALUE]...\n"
     "\n"
     "Measures how fast this machine simulates, on one core: the reference engine alone (every\n"
     "operation of the scenario, functional only) and the TLM pipeline (timing and data, no\n"
@@ -31,7 +31,12 @@ const char* kUsage =
     "host second (the pipeline's; the reference engine has no notion of time) and peak memory.\n"
     "The default scenario is configs/scenarios/stream_tiles.yaml: 132 SMs streaming 64x64 bf16\n"
     "tiles with the 128B swizzle.\n"
-    "Targets (issue 3): reference >= 1000 MB/s, pipeline >= 100 MB/s, peak memory < 2 GiB.\n";
+    "Targets (issue 3): reference >= 1000 MB/s, pipeline >= 100 MB/s, peak memory < 2 GiB.\n"
+    "\n"
+    "  --scenario FILE     a stream scenario (default configs/scenarios/stream_tiles.yaml)\n"
+    "  --arch FILE         architecture (default: the scenario's 'arch')\n"
+    "  --set PATH=VALUE    override a scenario field, as 'tma-sim run' does\n"
+    "  --arch-set F=VALUE  override an architecture field, as 'tma-sim run' does\n";
 
 using Clock = std::chrono::steady_clock;
 
@@ -80,7 +85,7 @@ RefResult bench_reference(const Scenario& s, const ArchConfig& arch) {
 
 int bench(int argc, char** argv) {
   std::string scenario_path = "configs/scenarios/stream_tiles.yaml", arch_path;
-  std::vector<std::string> sets;
+  std::vector<std::string> sets, arch_sets;
   try {
     for (ArgList args(argc, argv); !args.done();) {
       const std::string a = args.next();
@@ -90,6 +95,7 @@ int bench(int argc, char** argv) {
       } else if (a == "--scenario") scenario_path = args.value(a);
       else if (a == "--arch") arch_path = args.value(a);
       else if (a == "--set") sets.push_back(args.value(a));
+      else if (a == "--arch-set") arch_sets.push_back(args.value(a));
       else throw UsageError("unknown argument '" + a + "'");
     }
   } catch (const UsageError& e) {
@@ -98,7 +104,8 @@ int bench(int argc, char** argv) {
   try {
     const Scenario s = load_scenario(resolve_project_path(scenario_path), sets);
     if (s.workload.kind != WorkloadKind::stream) throw std::runtime_error("bench needs a stream scenario");
-    const ArchConfig arch = load_arch_config(resolve_project_path(arch_path.empty() ? s.arch : arch_path));
+    ArchConfig arch = load_arch_config(resolve_project_path(arch_path.empty() ? s.arch : arch_path));
+    apply_arch_overrides(arch, arch_sets);
     for (const std::string& w : scenario_warnings(s, arch)) print_warning(w);
     std::printf("tma-sim bench: %s (%s) on %s\n", s.name.c_str(), s.description.c_str(), arch.name.c_str());
     const RefResult ref = bench_reference(s, arch);

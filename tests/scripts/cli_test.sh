@@ -64,7 +64,7 @@ timeout 120 "$sim" run "$scenario" "${small[@]}" --vcd "$work/x.vcd" --vcd-sampl
 
 # ---- --arch-set on check and random, as on run: applied (an override that breaks a rule across
 # fields is refused) and refused where it could not act (the reference engine) ----
-for cmd in "check --engine tlm $golden" "random --seed 1 --count 1" "run $scenario ${small[*]}"; do
+for cmd in "check --engine tlm $golden" "random --seed 1 --count 1" "run $scenario ${small[*]}" bench; do
   # shellcheck disable=SC2086
   expect_error 2 "fetch_granularity_bytes must be a power of two" $cmd --arch-set l2.fetch_granularity_bytes=48
   # shellcheck disable=SC2086
