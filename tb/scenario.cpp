@@ -334,7 +334,8 @@ void apply_override(YAML::Node root, const std::string& file, const std::string&
     at += (i ? "." : "") + keys[i];
     if (!node[keys[i]].IsDefined()) {
       std::string names;
-      for (const auto& kv : node) names += (names.empty() ? "" : ", ") + kv.first.as<std::string>();
+      for (const auto& kv : node)
+        names += (names.empty() ? "" : ", ") + (kv.first.IsScalar() ? kv.first.Scalar() : std::string("?"));
       throw YamlError(file, 0, path, "the scenario has no '" + at + "' (" + parent + " has: " + names + ")");
     }
     YAML::Node next = node[keys[i]];
