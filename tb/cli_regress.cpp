@@ -176,7 +176,7 @@ int regress_selftest(int argc, char** argv) {
     return 1;
   }
   if (mode == "error") {
-    std::fprintf(stderr, "tma-sim regress-selftest: cannot read input 'missing.yaml'\n");
+    print_error("cannot read input 'missing.yaml'");  // as a real command's bad input
     return 2;
   }
   if (mode == "crash" || mode == "abort") {

@@ -83,6 +83,8 @@ for cmd in check run bench regress regress-merge sweep random "coverage report" 
 done
 expect_error 2 "option --arch needs a value" run "$scenario" --arch
 expect_error 2 "option --engine needs a value" check "$golden" --engine
+mkdir -p "$work/no_cases"
+expect_error 2 "no golden cases (*.yaml) under the folders given" check "$work/no_cases"
 expect_error 2 "unknown command 'nope'" nope
 expect_error 2 "no command 'nope'" help nope
 expect_error 2 "unknown coverage command 'mrege'" coverage mrege a.json
