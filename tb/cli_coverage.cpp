@@ -35,7 +35,8 @@ int coverage(int argc, char** argv) {
         return 0;
       } else if (sub.empty() && !a.empty() && a[0] != '-') {
         sub = a;
-        if (sub != "merge" && sub != "report") throw UsageError("unknown coverage command '" + sub + "' (merge, report)");
+        if (sub != "merge" && sub != "report")
+          throw UsageError("unknown coverage command '" + sub + "' (merge, report)");
       } else if (sub == "report" && a == "--max-holes") {
         max_holes = static_cast<size_t>(args.uint_value(a, 0, 1000000000));
       } else if (!a.empty() && a[0] == '-') {

@@ -52,10 +52,10 @@ std::optional<std::string> resolve_yaml_path(const std::string& path, const std:
 std::string existing_yaml_path(const YamlField& field) {
   const std::string text = field.as_string();
   if (const auto p = resolve_yaml_path(text, field.file())) return fs::absolute(*p).lexically_normal().string();
+  const std::string folder = fs::absolute(field.file()).parent_path().lexically_normal().string();
   const std::string where = fs::path(text).is_absolute()
                                 ? std::string()
-                                : " (looked in " + fs::absolute(field.file()).parent_path().lexically_normal().string() +
-                                      "/ and in the project's folder " + project_root() + "/)";
+                                : " (looked in " + folder + "/ and in the project's folder " + project_root() + "/)";
   throw field.error("no such file or folder: '" + text + "'" + where);
 }
 

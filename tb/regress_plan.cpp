@@ -121,7 +121,8 @@ Scenario load_job_scenario(const std::string& scenario, const std::vector<Overri
     return load_scenario(scenario, texts(sets));
   } catch (const OverrideError& e) {
     const Override& o = sets[e.index()];
-    throw o.where.error(in + "override '" + o.text + "': scenario " + scenario + ", field '" + e.field() + "': " + e.cause());
+    throw o.where.error(in + "override '" + o.text + "': scenario " + scenario + ", field '" + e.field() +
+                        "': " + e.cause());
   } catch (const YamlError& e) {
     throw where.error(in + "scenario " + e.what());
   }

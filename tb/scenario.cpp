@@ -386,8 +386,9 @@ static Scenario read_scenario(const YamlField& root, const std::string& path) {
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   YamlDoc doc = YamlDoc::load(path);
   const YamlField root = doc.root();
-  if (root.is_null()) throw root.error("the file is empty: a scenario is a mapping of name, sms, tensors, descriptors and workload");
-  if (!root.is_map()) throw root.error("expected a mapping of name, sms, tensors, descriptors and workload");
+  const std::string what = "a scenario is a mapping of name, sms, tensors, descriptors and workload";
+  if (root.is_null()) throw root.error("the file is empty: " + what);
+  if (!root.is_map()) throw root.error("expected a mapping: " + what);
   // Overrides change the tree in place: every field keeps its line in the file, and an error in
   // (or below) a value an override set is that override's.
   for (size_t i = 0; i < overrides.size(); ++i) {
