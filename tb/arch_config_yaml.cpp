@@ -1,6 +1,5 @@
 #include "arch_config_yaml.h"
 
-#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -8,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "cli_args.h"
 #include "yaml_reader.h"
 
 namespace tma {
@@ -179,16 +179,12 @@ void apply_arch_overrides(ArchConfig& arch, const std::vector<std::string>& over
     for (const Field& f : fields())
       if (name == f.path) found = &f;
     if (!found) throw std::runtime_error("override '" + o + "': no architecture field '" + name + "'");
-    char* end = nullptr;
-    const double v = std::strtod(value.c_str(), &end);
-    // strtod reads "nan", which every range check lets through (and a NaN cast to an integer is UB).
-    if (value.empty() || *end || std::isnan(v))
-      throw std::runtime_error("override '" + o + "': '" + value + "' is not a number");
-    if (v < found->min || v > found->max)
-      throw std::runtime_error("override '" + o + "': " + value + " is outside [" + std::to_string(found->min) + ", " +
-                               std::to_string(found->max) + "]");
-    if (!found->dbl && v != static_cast<double>(static_cast<uint64_t>(v)))
-      throw std::runtime_error("override '" + o + "': '" + value + "' is not a whole number");
+    // The command line's strict numbers: the whole value, in the field's range (no NaN, no
+    // fraction for a whole-number field).
+    const std::string what = "override '" + o + "'";
+    const double v = found->dbl ? cli::parse_double(what, value, found->min, found->max)
+                                : static_cast<double>(cli::parse_uint(what, value, static_cast<uint64_t>(found->min),
+                                                                      static_cast<uint64_t>(found->max)));
     set_field(*found, arch, v);
   }
   if (const auto e = consistency_error(arch))

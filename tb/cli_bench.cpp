@@ -9,6 +9,7 @@
 
 #include "arch_config_yaml.h"
 #include "cli.h"
+#include "cli_args.h"
 #include "golden_case.h"
 #include "paths.h"
 #include "reference_engine.h"
@@ -22,7 +23,7 @@ namespace tma::cli {
 namespace {
 
 const char* kUsage =
-    "usage: tma-sim bench [--scenario FILE] [--arch FILE] [--set PATH=VALUE]...\n"
+    "usage: tma-sim bench [--scenario FILE] [--arch FILE] [--set PATH=VALUE]... [--arch-set F=VALUE]...\n"
     "\n"
     "Measures how fast this machine simulates, on one core: the reference engine alone (every\n"
     "operation of the scenario, functional only) and the TLM pipeline (timing and data, no\n"
@@ -30,7 +31,12 @@ const char* kUsage =
     "host second (the pipeline's; the reference engine has no notion of time) and peak memory.\n"
     "The default scenario is configs/scenarios/stream_tiles.yaml: 132 SMs streaming 64x64 bf16\n"
     "tiles with the 128B swizzle.\n"
-    "Targets (issue 3): reference >= 1000 MB/s, pipeline >= 100 MB/s, peak memory < 2 GiB.\n";
+    "Targets (issue 3): reference >= 1000 MB/s, pipeline >= 100 MB/s, peak memory < 2 GiB.\n"
+    "\n"
+    "  --scenario FILE     a stream scenario (default configs/scenarios/stream_tiles.yaml)\n"
+    "  --arch FILE         architecture (default: the scenario's 'arch')\n"
+    "  --set PATH=VALUE    override a scenario field, as 'tma-sim run' does\n"
+    "  --arch-set F=VALUE  override an architecture field, as 'tma-sim run' does\n";
 
 using Clock = std::chrono::steady_clock;
 
@@ -79,27 +85,28 @@ RefResult bench_reference(const Scenario& s, const ArchConfig& arch) {
 
 int bench(int argc, char** argv) {
   std::string scenario_path = "configs/scenarios/stream_tiles.yaml", arch_path;
-  std::vector<std::string> sets;
-  for (int i = 0; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "--scenario" && i + 1 < argc) {
-      scenario_path = argv[++i];
-    } else if (a == "--arch" && i + 1 < argc) {
-      arch_path = argv[++i];
-    } else if (a == "--set" && i + 1 < argc) {
-      sets.push_back(argv[++i]);
-    } else {
-      std::fprintf(stderr, "tma-sim bench: unknown argument '%s'\n%s", a.c_str(), kUsage);
-      return 2;
+  std::vector<std::string> sets, arch_sets;
+  try {
+    for (ArgList args(argc, argv); !args.done();) {
+      const std::string a = args.next();
+      if (a == "--help" || a == "-h") {
+        std::fputs(kUsage, stdout);
+        return 0;
+      } else if (a == "--scenario") scenario_path = args.value(a);
+      else if (a == "--arch") arch_path = args.value(a);
+      else if (a == "--set") sets.push_back(args.value(a));
+      else if (a == "--arch-set") arch_sets.push_back(args.value(a));
+      else throw UsageError("unknown argument '" + a + "'");
     }
+  } catch (const UsageError& e) {
+    return usage_error("bench", e.what(), kUsage);
   }
   try {
     const Scenario s = load_scenario(resolve_project_path(scenario_path), sets);
     if (s.workload.kind != WorkloadKind::stream) throw std::runtime_error("bench needs a stream scenario");
-    const ArchConfig arch = load_arch_config(resolve_project_path(arch_path.empty() ? s.arch : arch_path));
+    ArchConfig arch = load_arch_config(resolve_project_path(arch_path.empty() ? s.arch : arch_path));
+    apply_arch_overrides(arch, arch_sets);
+    for (const std::string& w : scenario_warnings(s, arch)) print_warning(w);
     std::printf("tma-sim bench: %s (%s) on %s\n", s.name.c_str(), s.description.c_str(), arch.name.c_str());
     const RefResult ref = bench_reference(s, arch);
     std::printf("  reference engine  %8.1f MB/s of tile traffic (%llu loads, %.1f MB in %.3f s); no simulated time\n",
@@ -115,7 +122,7 @@ int bench(int argc, char** argv) {
     std::printf("  targets           reference >= 1000 MB/s, pipeline >= 100 MB/s, peak memory < 2048 MiB\n");
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tma-sim bench: %s\n", e.what());
+    print_error(e.what());
     return 2;
   }
 }

@@ -1,10 +1,10 @@
 // tma-sim coverage: merge functional-coverage databases (tma-sim random --coverage) and report them.
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "coverage.h"
 
 namespace tma::cli {
@@ -24,30 +24,33 @@ const char* kUsage =
 }  // namespace
 
 int coverage(int argc, char** argv) {
-  if (argc < 1 || std::string(argv[0]) == "--help" || std::string(argv[0]) == "-h") {
-    std::fputs(kUsage, argc < 1 ? stderr : stdout);
-    return argc < 1 ? 2 : 0;
-  }
-  const std::string sub = argv[0];
+  std::string sub, out;
   std::vector<std::string> inputs;
   size_t max_holes = 20;
-  std::string out;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (sub == "report" && a == "--max-holes" && i + 1 < argc) {
-      max_holes = static_cast<size_t>(std::strtoull(argv[++i], nullptr, 10));
-    } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "tma-sim coverage: unknown option '%s'\n%s", a.c_str(), kUsage);
-      return 2;
-    } else if (sub == "merge" && out.empty()) {
-      out = a;
-    } else {
-      inputs.push_back(a);
+  try {
+    for (ArgList args(argc, argv); !args.done();) {
+      const std::string a = args.next();
+      if (a == "--help" || a == "-h") {  // also after merge or report
+        std::fputs(kUsage, stdout);
+        return 0;
+      } else if (sub.empty() && !a.empty() && a[0] != '-') {
+        sub = a;
+        if (sub != "merge" && sub != "report")
+          throw UsageError("unknown coverage command '" + sub + "' (merge, report)");
+      } else if (sub == "report" && a == "--max-holes") {
+        max_holes = static_cast<size_t>(args.uint_value(a, 0, 1000000000));
+      } else if (!a.empty() && a[0] == '-') {
+        throw UsageError("unknown option '" + a + "'");
+      } else if (sub == "merge" && out.empty()) {
+        out = a;
+      } else {
+        inputs.push_back(a);
+      }
     }
-  }
-  if ((sub != "merge" && sub != "report") || inputs.empty()) {
-    std::fputs(kUsage, stderr);
-    return 2;
+    if (sub.empty()) throw UsageError("no coverage command given (merge, report)");
+    if (inputs.empty()) throw UsageError("no input coverage files given");
+  } catch (const UsageError& e) {
+    return usage_error("coverage", e.what(), kUsage);
   }
   CoverageDb db;
   try {
@@ -60,7 +63,7 @@ int coverage(int argc, char** argv) {
       std::fputs(db.report(max_holes).c_str(), stdout);
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tma-sim coverage: %s\n", e.what());
+    print_error(e.what());
     return 2;
   }
   return 0;

@@ -1,6 +1,5 @@
 // tma-sim random: seeded constrained-random cases through the TLM pipeline (or the reference engine
 // alone), each checked against the reference engine, with functional coverage.
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +10,7 @@
 
 #include "arch_config_yaml.h"
 #include "cli.h"
+#include "cli_args.h"
 #include "coverage.h"
 #include "golden_check.h"
 #include "paths.h"
@@ -21,18 +21,23 @@ namespace tma::cli {
 
 namespace {
 
+const char* kDefaultArch = "configs/arch/h100.yaml";
+// As a regression file's random generators (docs/regressions.md).
+constexpr uint64_t kMaxCount = 1000000000ull, kMaxStart = 1000000000000ull;
+
 const char* kUsage =
     "usage: tma-sim random --seed S --count N [--start K] [--engine tlm|ref] [--gpu sm_90|sm_100]\n"
-    "                      [--blackwell-forms] [--arch FILE] [--coverage OUT.json] [--write DIR] [--quiet]\n"
+    "                      [--blackwell-forms] [--arch FILE] [--arch-set F=VALUE]... [--coverage OUT.json]\n"
+    "                      [--write DIR] [--quiet]\n"
     "\n"
     "Generates constrained-random cases K .. K+N-1 of seed S (case k depends only on S, k and the\n"
     "options), computes what each must do with the reference engine, and replays them. Prints one line\n"
     "per failing case with the command that replays it alone, then 'N passed, M failed'.\n"
     "Exit status: 0 when M is 0, 1 when a case failed, 2 on bad usage.\n"
     "\n"
-    "  --seed S            run seed (any 64-bit number)\n"
-    "  --count N           number of cases\n"
-    "  --start K           first case index (default 0)\n"
+    "  --seed S            run seed (any 64-bit number, decimal or 0x hexadecimal)\n"
+    "  --count N           number of cases, 1 to 1000000000\n"
+    "  --start K           first case index, 0 to 1000000000000 (default 0)\n"
     "  --engine tlm        replay through the SystemC/TLM pipeline (default)\n"
     "  --engine ref        only check the generator: every case keeps its intent (valid cases run,\n"
     "                      refused descriptors break the intended rule, fault cases trap) and replays\n"
@@ -41,88 +46,62 @@ const char* kUsage =
     "  --blackwell-forms   sm_100 only: also im2col_w, im2col_w128, gather4/scatter4 and the sub-byte\n"
     "                      types, which the pipeline does not model yet (expect failures on them)\n"
     "  --arch FILE         architecture YAML for --engine tlm (default configs/arch/h100.yaml)\n"
+    "  --arch-set F=VALUE  override an architecture field for --engine tlm, as 'tma-sim run' does\n"
     "  --coverage OUT.json write the functional coverage of the generated cases\n"
     "  --write DIR         write every generated case as a golden case (DIR/NAME.yaml + image) for\n"
     "                      'tma-sim check'\n"
     "  --quiet             no header and no coverage summary\n";
-
-bool parse_u64(const std::string& s, uint64_t& v) {
-  if (s.empty() || s[0] == '-') return false;
-  char* end = nullptr;
-  errno = 0;
-  v = std::strtoull(s.c_str(), &end, 0);
-  return errno == 0 && end && *end == '\0';
-}
 
 }  // namespace
 
 int random(int argc, char** argv) {
   uint64_t seed = 0, count = 0, start = 0;
   bool have_seed = false, have_count = false, quiet = false;
-  std::string engine = "tlm", arch_path = "configs/arch/h100.yaml", coverage_path, write_dir, gpu = "sm_90";
+  std::string engine = "tlm", arch_path, coverage_path, write_dir, gpu = "sm_90";
+  std::vector<std::string> arch_sets;
   RandomOptions opt;
-  for (int i = 0; i < argc; ++i) {
-    const std::string a = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "--seed" && has_value) {
-      if (!parse_u64(argv[++i], seed)) {
-        std::fprintf(stderr, "tma-sim random: --seed takes a non-negative integer, not '%s'\n", argv[i]);
-        return 2;
-      }
-      have_seed = true;
-    } else if ((a == "--count" || a == "--start") && has_value) {
-      uint64_t& v = a == "--count" ? count : start;
-      if (!parse_u64(argv[++i], v)) {
-        std::fprintf(stderr, "tma-sim random: %s takes a non-negative integer, not '%s'\n", a.c_str(), argv[i]);
-        return 2;
-      }
-      if (a == "--count") have_count = true;
-    } else if (a == "--engine" && has_value) {
-      engine = argv[++i];
-    } else if (a == "--gpu" && has_value) {
-      gpu = argv[++i];
-    } else if (a == "--blackwell-forms") {
-      opt.blackwell_forms = true;
-    } else if (a == "--arch" && has_value) {
-      arch_path = argv[++i];
-    } else if (a == "--coverage" && has_value) {
-      coverage_path = argv[++i];
-    } else if (a == "--write" && has_value) {
-      write_dir = argv[++i];
-    } else if (a == "--quiet") {
-      quiet = true;
-    } else {
-      std::fprintf(stderr, "tma-sim random: unknown or incomplete option '%s'\n%s", a.c_str(), kUsage);
-      return 2;
+  try {
+    for (ArgList args(argc, argv); !args.done();) {
+      const std::string a = args.next();
+      if (a == "--help" || a == "-h") {
+        std::fputs(kUsage, stdout);
+        return 0;
+      } else if (a == "--seed") {
+        seed = args.uint_value(a, 0, UINT64_MAX);
+        have_seed = true;
+      } else if (a == "--count") {
+        count = args.uint_value(a, 1, kMaxCount);
+        have_count = true;
+      } else if (a == "--start") start = args.uint_value(a, 0, kMaxStart);
+      else if (a == "--engine") engine = args.value(a);
+      else if (a == "--gpu") gpu = args.value(a);
+      else if (a == "--blackwell-forms") opt.blackwell_forms = true;
+      else if (a == "--arch") arch_path = args.value(a);
+      else if (a == "--arch-set") arch_sets.push_back(args.value(a));
+      else if (a == "--coverage") coverage_path = args.value(a);
+      else if (a == "--write") write_dir = args.value(a);
+      else if (a == "--quiet") quiet = true;
+      else throw UsageError("unknown option '" + a + "'");
     }
-  }
-  if (!have_seed || !have_count) {
-    std::fprintf(stderr, "tma-sim random: --seed and --count are required\n%s", kUsage);
-    return 2;
-  }
-  if (engine != "ref" && engine != "tlm") {
-    std::fprintf(stderr, "tma-sim random: unknown engine '%s' (ref, tlm)\n", engine.c_str());
-    return 2;
-  }
-  const std::optional<GpuArch> parsed_gpu = parse_gpu_arch(gpu);
-  if (!parsed_gpu) {
-    std::fprintf(stderr, "tma-sim random: unknown --gpu '%s' (sm_90, sm_100)\n", gpu.c_str());
-    return 2;
-  }
-  opt.arch = *parsed_gpu;
-  if (opt.blackwell_forms && opt.arch != GpuArch::sm100) {
-    std::fprintf(stderr, "tma-sim random: --blackwell-forms needs --gpu sm_100\n");
-    return 2;
+    if (!have_seed || !have_count) throw UsageError("--seed and --count are required");
+    if (engine != "ref" && engine != "tlm") throw UsageError("unknown engine '" + engine + "' (ref, tlm)");
+    const std::optional<GpuArch> parsed_gpu = parse_gpu_arch(gpu);
+    if (!parsed_gpu) throw UsageError("unknown --gpu '" + gpu + "' (sm_90, sm_100)");
+    opt.arch = *parsed_gpu;
+    if (opt.blackwell_forms && opt.arch != GpuArch::sm100) throw UsageError("--blackwell-forms needs --gpu sm_100");
+    // The reference engine has no architecture: an --arch it would ignore is a mistake.
+    if (engine == "ref" && (!arch_path.empty() || !arch_sets.empty()))
+      throw UsageError("--arch and --arch-set need --engine tlm (the reference engine has no architecture)");
+  } catch (const UsageError& e) {
+    return usage_error("random", e.what(), kUsage);
   }
   ArchConfig arch;
   if (engine == "tlm") {
     try {
-      arch = load_arch_config(resolve_project_path(arch_path));
+      arch = load_arch_config(resolve_project_path(arch_path.empty() ? kDefaultArch : arch_path));
+      apply_arch_overrides(arch, arch_sets);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "tma-sim random: %s\n", e.what());
+      print_error(e.what());
       return 2;
     }
   }
@@ -133,7 +112,8 @@ int random(int argc, char** argv) {
   if (opt.arch != GpuArch::sm90) replay_opts += " --gpu " + to_string(opt.arch);
   if (opt.blackwell_forms) replay_opts += " --blackwell-forms";
   if (engine != "tlm") replay_opts += " --engine " + engine;
-  if (arch_path != "configs/arch/h100.yaml") replay_opts += " --arch " + arch_path;
+  if (!arch_path.empty()) replay_opts += " --arch " + arch_path;
+  for (const std::string& o : arch_sets) replay_opts += " --arch-set " + o;
 
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<RandomCase> cases = generate_random_cases(seed, start, count, opt);
@@ -154,7 +134,7 @@ int random(int argc, char** argv) {
       try {
         write_random_case(c, write_dir);
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "tma-sim random: %s\n", e.what());
+        print_error(e.what());
         return 2;
       }
     }
@@ -218,7 +198,7 @@ int random(int argc, char** argv) {
     try {
       save_coverage(coverage, coverage_path);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "tma-sim random: %s\n", e.what());
+      print_error(e.what());
       return 2;
     }
     if (!quiet) std::printf("coverage written to %s ('tma-sim coverage report %s')\n", coverage_path.c_str(),

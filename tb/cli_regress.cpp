@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "paths.h"
 #include "regress_plan.h"
 #include "regress_runner.h"
@@ -23,8 +24,9 @@ namespace tma::cli {
 namespace {
 
 const char* kRegressUsage =
-    "usage: tma-sim regress FILE [options]\n"
-    "       tma-sim regress --resume DIR [--jobs N] [--junit FILE] [--quiet]\n"
+    "usage: tma-sim regress FILE [--list NAME] [--jobs N] [--shard K/N] [--seed S] [--out DIR] [--junit FILE]\n"
+    "                       [--dry-run] [--quiet]\n"
+    "       tma-sim regress --resume DIR [--jobs N] [--junit FILE] [--dry-run] [--quiet]\n"
     "\n"
     "Runs a list of a regression file (configs/regressions/*.yaml): golden-case folders, scenarios\n"
     "and constrained-random generators, each job a tma-sim process of its own with its output in\n"
@@ -33,13 +35,15 @@ const char* kRegressUsage =
     "junit.xml, and prints every failure with the command that replays it.\n"
     "\n"
     "  --list NAME     the list to run (default: the file's first list)\n"
-    "  --jobs N        jobs at a time (default: the number of CPUs)\n"
+    "  --jobs N        jobs at a time, 1 to 1024 (default: the number of CPUs)\n"
     "  --shard K/N     run shard K (0-based) of N: job i of the id-sorted list goes to shard i % N\n"
-    "  --seed S        derive every generator's base seed from S instead of the file's seeds\n"
+    "  --seed S        derive every generator's base seed from S (any 64-bit number) instead of the\n"
+    "                  file's seeds\n"
     "  --out DIR       parent of the run folder (default runs/); the folder is new for every run\n"
     "  --junit FILE    also write the JUnit XML here\n"
     "  --resume DIR    finish an interrupted run in DIR: only jobs without a result run\n"
-    "  --dry-run       print the jobs and their command lines, run nothing\n"
+    "  --dry-run       check the file, every scenario and override, and print the jobs and their\n"
+    "                  command lines; run nothing\n"
     "  --quiet         no progress on stderr\n"
     "Exit status: 0 every job passed (or was skipped), 1 a job failed or did not run, 2 bad input,\n"
     "130 interrupted (SIGINT/SIGTERM: the finished results and the reports are kept; --resume).\n";
@@ -57,23 +61,6 @@ const char* kMergeUsage =
     "  --csv FILE      sweeps: also write the merged sweep.csv here\n"
     "Exit status: 0 every job passed, 1 a job failed or did not run, 2 bad input.\n";
 
-std::string need(int argc, char** argv, int& i, const std::string& opt) {
-  if (i + 1 >= argc) throw std::runtime_error("option " + opt + " needs a value");
-  return argv[++i];
-}
-
-unsigned parse_jobs(const std::string& v) {
-  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 5 || std::stoul(v) == 0)
-    throw std::runtime_error("--jobs '" + v + "': expected a whole number of at least 1");
-  return static_cast<unsigned>(std::stoul(v));
-}
-
-uint64_t parse_seed(const std::string& v) {
-  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 19)
-    throw std::runtime_error("--seed '" + v + "': expected a whole number");
-  return std::stoull(v);
-}
-
 }  // namespace
 
 int regress(int argc, char** argv) {
@@ -82,36 +69,35 @@ int regress(int argc, char** argv) {
   regress::DriveOptions o;
   o.command = "regress";
   try {
-    for (int i = 0; i < argc; ++i) {
-      const std::string a = argv[i];
+    for (ArgList args(argc, argv); !args.done();) {
+      const std::string a = args.next();
       if (a == "--help" || a == "-h") {
         std::fputs(kRegressUsage, stdout);
         return 0;
-      } else if (a == "--list") list = need(argc, argv, i, a);
-      else if (a == "--jobs" || a == "-j") o.jobs = parse_jobs(need(argc, argv, i, a));
-      else if (a == "--shard") o.shard = regress::parse_shard(need(argc, argv, i, a));
-      else if (a == "--seed") seed = parse_seed(need(argc, argv, i, a));
-      else if (a == "--out") o.out = need(argc, argv, i, a);
-      else if (a == "--junit") o.junit = need(argc, argv, i, a);
-      else if (a == "--resume") o.resume = need(argc, argv, i, a);
+      } else if (a == "--list") list = args.value(a);
+      else if (a == "--jobs" || a == "-j") o.jobs = static_cast<unsigned>(args.uint_value(a, 1, regress::kMaxJobs));
+      else if (a == "--shard") o.shard = regress::parse_shard(args.value(a));
+      else if (a == "--seed") seed = args.uint_value(a, 0, UINT64_MAX);
+      else if (a == "--out") o.out = args.value(a);
+      else if (a == "--junit") o.junit = args.value(a);
+      else if (a == "--resume") o.resume = args.value(a);
       else if (a == "--dry-run") o.dry_run = true;
       else if (a == "--quiet") o.quiet = true;
-      else if (!a.empty() && a[0] == '-') throw std::runtime_error("unknown option '" + a + "'");
+      else if (!a.empty() && a[0] == '-') throw UsageError("unknown option '" + a + "'");
       else if (file.empty()) file = a;
-      else throw std::runtime_error("more than one regression file given ('" + a + "')");
+      else throw UsageError("more than one regression file given ('" + a + "')");
     }
     if (!o.resume.empty() && (!file.empty() || !list.empty() || seed || o.shard))
-      throw std::runtime_error("--resume takes the run folder's own plan: no FILE, --list, --seed or --shard");
-    if (o.resume.empty() && file.empty()) throw std::runtime_error("no regression file given");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tma-sim regress: %s\n%s", e.what(), kRegressUsage);
-    return 2;
+      throw UsageError("--resume takes the run folder's own plan: no FILE, --list, --seed or --shard");
+    if (o.resume.empty() && file.empty()) throw UsageError("no regression file given");
+  } catch (const std::exception& e) {  // UsageError, or parse_shard's error
+    return usage_error("regress", e.what(), kRegressUsage);
   }
   if (!o.resume.empty()) return regress::drive(std::nullopt, o);
   try {
     return regress::drive(regress::load_regression(resolve_project_path(file), list, seed), o);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tma-sim regress: %s\n", e.what());
+    print_error(e.what());
     return 2;
   }
 }
@@ -120,22 +106,21 @@ int regress_merge(int argc, char** argv) {
   std::vector<std::string> dirs;
   std::string out, junit, csv;
   try {
-    for (int i = 0; i < argc; ++i) {
-      const std::string a = argv[i];
+    for (ArgList args(argc, argv); !args.done();) {
+      const std::string a = args.next();
       if (a == "--help" || a == "-h") {
         std::fputs(kMergeUsage, stdout);
         return 0;
-      } else if (a == "--out") out = need(argc, argv, i, a);
-      else if (a == "--junit") junit = need(argc, argv, i, a);
-      else if (a == "--csv") csv = need(argc, argv, i, a);
-      else if (!a.empty() && a[0] == '-') throw std::runtime_error("unknown option '" + a + "'");
+      } else if (a == "--out") out = args.value(a);
+      else if (a == "--junit") junit = args.value(a);
+      else if (a == "--csv") csv = args.value(a);
+      else if (!a.empty() && a[0] == '-') throw UsageError("unknown option '" + a + "'");
       else dirs.push_back(a);
     }
-    if (dirs.empty()) throw std::runtime_error("no run folders given");
-    if (out.empty()) throw std::runtime_error("--out DIR is required");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tma-sim regress-merge: %s\n%s", e.what(), kMergeUsage);
-    return 2;
+    if (dirs.empty()) throw UsageError("no run folders given");
+    if (out.empty()) throw UsageError("--out DIR is required");
+  } catch (const UsageError& e) {
+    return usage_error("regress-merge", e.what(), kMergeUsage);
   }
   return regress::merge_runs(dirs, out, junit, csv);
 }
@@ -148,22 +133,28 @@ int regress_merge(int argc, char** argv) {
 //   --seconds S     sleep S seconds first
 //   --until-file F  wait until file F exists first (at most --seconds S when given)
 int regress_selftest(int argc, char** argv) {
-  if (argc < 1) {
-    std::fputs("usage: tma-sim regress-selftest pass|fail|error|crash|abort|hang [--seconds S] [--until-file F]\n",
-               stderr);
-    return 2;
-  }
-  const std::string mode = argv[0];
+  const char* usage =
+      "usage: tma-sim regress-selftest pass|fail|error|crash|abort|hang [--seconds S] [--until-file F]\n"
+      "\n"
+      "Test-only: a job that passes, fails, errs, crashes or hangs on purpose (docs/regressions.md).\n";
+  std::string mode;
   double seconds = 0;
   std::string until;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
-    else if (a == "--until-file" && i + 1 < argc) until = argv[++i];
-    else {
-      std::fprintf(stderr, "tma-sim regress-selftest: unknown option '%s'\n", a.c_str());
-      return 2;
+  try {
+    for (ArgList args(argc, argv); !args.done();) {
+      const std::string a = args.next();
+      if (a == "--help" || a == "-h") {
+        std::fputs(usage, stdout);
+        return 0;
+      } else if (a == "--seconds") seconds = args.double_value(a, 0, 1e6);
+      else if (a == "--until-file") until = args.value(a);
+      else if (!a.empty() && a[0] == '-') throw UsageError("unknown option '" + a + "'");
+      else if (mode.empty()) mode = a;
+      else throw UsageError("more than one mode given ('" + a + "')");
     }
+    if (mode.empty()) throw UsageError("no mode given");
+  } catch (const UsageError& e) {
+    return usage_error("regress-selftest", e.what(), usage);
   }
   std::printf("selftest: pid %d\n", static_cast<int>(::getpid()));
   std::fflush(stdout);
@@ -185,7 +176,7 @@ int regress_selftest(int argc, char** argv) {
     return 1;
   }
   if (mode == "error") {
-    std::fprintf(stderr, "tma-sim regress-selftest: cannot read input 'missing.yaml'\n");
+    print_error("cannot read input 'missing.yaml'");  // as a real command's bad input
     return 2;
   }
   if (mode == "crash" || mode == "abort") {
@@ -203,7 +194,7 @@ int regress_selftest(int argc, char** argv) {
     std::fflush(stdout);
     while (true) ::pause();
   }
-  std::fprintf(stderr, "tma-sim regress-selftest: unknown mode '%s'\n", mode.c_str());
+  print_error("regress-selftest: unknown mode '" + mode + "'");
   return 2;
 }
 

@@ -1,13 +1,16 @@
 // tma-sim run: one scenario on the TLM model, with a summary and optional statistics and traces.
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "arch_config_yaml.h"
 #include "cli.h"
+#include "cli_args.h"
 #include "paths.h"
 #include "scenario.h"
 #include "scenario_runner.h"
+#include "workload.h"
 #include "yaml_reader.h"
 
 namespace tma::cli {
@@ -15,7 +18,8 @@ namespace tma::cli {
 namespace {
 
 const char* kUsage =
-    "usage: tma-sim run SCENARIO.yaml [options]\n"
+    "usage: tma-sim run SCENARIO.yaml [--arch FILE] [--set PATH=VALUE]... [--arch-set F=VALUE]...\n"
+    "                   [--stats FILE] [--vcd FILE] [--vcd-sample N] [--trace FILE] [--no-scoreboard] [--quiet]\n"
     "\n"
     "Runs a scenario (tensors, descriptors and a workload on N SMs) on the TLM model and prints\n"
     "a summary: simulated time, bandwidth, L2 hit rate, DRAM bytes, over-fetch from L2 promotion,\n"
@@ -27,7 +31,7 @@ const char* kUsage =
     "  --arch-set F=VALUE  override an architecture field, e.g. --arch-set l2.hit_latency=300\n"
     "  --stats FILE        hierarchical statistics as JSON (one object per module path)\n"
     "  --vcd FILE          VCD of per-SM occupancies and busy signals (GTKWave)\n"
-    "  --vcd-sample N      VCD sample period in cycles (default 64)\n"
+    "  --vcd-sample N      VCD sample period in cycles, at least 1 (default 64)\n"
     "  --trace FILE        Chrome/Perfetto JSON trace of operations and L2 requests\n"
     "  --no-scoreboard     skip the reference comparison (faster)\n"
     "  --quiet             no progress line\n"
@@ -41,48 +45,40 @@ int run(int argc, char** argv) {
   std::string scenario_path, arch_path;
   std::vector<std::string> sets, arch_sets;
   RunOptions opt;
-  for (int i = 0; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&](const char* what) -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error(std::string("option ") + what + " needs a value");
-      return argv[++i];
-    };
-    try {
+  try {
+    for (ArgList args(argc, argv); !args.done();) {
+      const std::string a = args.next();
       if (a == "--help" || a == "-h") {
         std::fputs(kUsage, stdout);
         return 0;
-      } else if (a == "--arch") arch_path = value("--arch");
-      else if (a == "--set") sets.push_back(value("--set"));
-      else if (a == "--arch-set") arch_sets.push_back(value("--arch-set"));
-      else if (a == "--stats") opt.stats_path = value("--stats");
-      else if (a == "--vcd") opt.vcd_path = value("--vcd");
-      else if (a == "--vcd-sample") opt.vcd_sample_cycles = static_cast<uint32_t>(std::stoul(value("--vcd-sample")));
-      else if (a == "--trace") opt.trace_path = value("--trace");
+      } else if (a == "--arch") arch_path = args.value(a);
+      else if (a == "--set") sets.push_back(args.value(a));
+      else if (a == "--arch-set") arch_sets.push_back(args.value(a));
+      else if (a == "--stats") opt.stats_path = args.value(a);
+      else if (a == "--vcd") opt.vcd_path = args.value(a);
+      // 0 would sample forever at one instant.
+      else if (a == "--vcd-sample") opt.vcd_sample_cycles = static_cast<uint32_t>(args.uint_value(a, 1, UINT32_MAX));
+      else if (a == "--trace") opt.trace_path = args.value(a);
       else if (a == "--no-scoreboard") opt.scoreboard = false;
       else if (a == "--quiet") opt.progress = false;
-      else if (!a.empty() && a[0] == '-') throw std::runtime_error("unknown option '" + a + "'");
+      else if (!a.empty() && a[0] == '-') throw UsageError("unknown option '" + a + "'");
       else if (scenario_path.empty()) scenario_path = a;
-      else throw std::runtime_error("more than one scenario given ('" + a + "')");
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "tma-sim run: %s\n%s", e.what(), kUsage);
-      return 2;
+      else throw UsageError("more than one scenario given ('" + a + "')");
     }
-  }
-  if (scenario_path.empty()) {
-    std::fputs(kUsage, stderr);
-    return 2;
+    if (scenario_path.empty()) throw UsageError("no scenario given");
+  } catch (const UsageError& e) {
+    return usage_error("run", e.what(), kUsage);
   }
   try {
     Scenario s = load_scenario(resolve_project_path(scenario_path), sets);
     ArchConfig arch = load_arch_config(resolve_project_path(arch_path.empty() ? s.arch : arch_path));
     apply_arch_overrides(arch, arch_sets);
+    for (const std::string& w : scenario_warnings(s, arch)) print_warning(w);
     RunSummary r = run_scenario(s, arch, opt);
     print_summary(stdout, r);
     return (r.scoreboard_mismatches || r.invariant_violations) ? 1 : 0;
-  } catch (const YamlError& e) {
-    std::fprintf(stderr, "tma-sim run: %s\n", e.what());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tma-sim run: %s\n", e.what());
+    print_error(e.what());
   }
   return 2;
 }

@@ -11,6 +11,8 @@
 
 #include "arch_config_yaml.h"
 #include "paths.h"
+#include "scenario.h"
+#include "workload.h"
 #include "yaml_reader.h"
 
 namespace fs = std::filesystem;
@@ -21,17 +23,7 @@ namespace {
 
 const char* kFormat = "tma-regress/1";
 
-std::string abs_path(const std::string& p) {
-  return fs::absolute(resolve_project_path(p)).lexically_normal().string();
-}
-
-// A path field that must name an existing file or folder; returns it absolute.
-std::string existing_path(const YamlField& f, const std::string& text) {
-  const std::string p = abs_path(text);
-  std::error_code ec;
-  if (!fs::exists(p, ec)) throw f.error("no such file or folder: '" + text + "'");
-  return p;
-}
+std::string abs_path(const std::string& p) { return fs::absolute(p).lexically_normal().string(); }
 
 bool valid_name(const std::string& s) {
   if (s.empty() || s[0] == '.' || s.size() > 120) return false;
@@ -79,9 +71,16 @@ std::string render(const YamlField& f, bool top = true) {
   return top ? f.as_string() : render_scalar(f.as_string());
 }
 
+// A "path=value" override and the field of the regression or sweep file that wrote it (an error
+// it causes points there).
+struct Override {
+  std::string text;
+  YamlField where;
+};
+
 // "set" / "arch_set": a list of "path=value" strings, or a mapping of paths to values.
-std::vector<std::string> read_overrides(const YamlField& f) {
-  std::vector<std::string> out;
+std::vector<Override> read_located_overrides(const YamlField& f) {
+  std::vector<Override> out;
   if (f.is_null()) return out;
   if (f.is_list()) {
     for (size_t i = 0; i < f.size(); ++i) {
@@ -89,18 +88,55 @@ std::vector<std::string> read_overrides(const YamlField& f) {
       const std::string s = e.as_string();
       const size_t eq = s.find('=');
       if (eq == std::string::npos || eq == 0) throw e.error("expected \"path=value\", got '" + s + "'");
-      out.push_back(s);
+      out.push_back({s, e});
     }
     return out;
   }
   if (f.is_map()) {
     for (const std::string& k : f.keys()) {
       if (k.empty() || k.find('=') != std::string::npos) throw f[k].error("expected a field path as the key");
-      out.push_back(k + "=" + render(f[k]));
+      out.push_back({k + "=" + render(f[k]), f[k]});
     }
     return out;
   }
   throw f.error("expected a list of \"path=value\" strings or a mapping of paths to values");
+}
+
+std::vector<std::string> texts(const std::vector<Override>& overrides) {
+  std::vector<std::string> out;
+  for (const Override& o : overrides) out.push_back(o.text);
+  return out;
+}
+
+std::vector<std::string> read_overrides(const YamlField& f) { return texts(read_located_overrides(f)); }
+
+// A job's scenario with its overrides, loaded as `tma-sim run` will load it: a bad scenario or
+// override stops the whole file before anything runs, instead of failing its jobs one by one. An
+// error an override caused points at the line that wrote it, any other at `where`; `point` names
+// a sweep point.
+Scenario load_job_scenario(const std::string& scenario, const std::vector<Override>& sets, const YamlField& where,
+                           const std::string& point) {
+  const std::string in = point.empty() ? "" : "point " + point + ": ";
+  try {
+    return load_scenario(scenario, texts(sets));
+  } catch (const OverrideError& e) {
+    const Override& o = sets[e.index()];
+    throw o.where.error(in + "override '" + o.text + "': scenario " + scenario + ", field '" + e.field() +
+                        "': " + e.cause());
+  } catch (const YamlError& e) {
+    throw where.error(in + "scenario " + e.what());
+  }
+}
+
+// The scenario's programs on its architecture (shared memory for its stages...), as the run
+// builds them first.
+void check_fits(const Scenario& s, const ArchConfig& arch, const YamlField& where, const std::string& point) {
+  try {
+    build_programs(s, arch);
+  } catch (const std::exception& e) {
+    throw where.error((point.empty() ? "" : "point " + point + ": ") + "scenario " + s.path + " on architecture '" +
+                      arch.name + "': " + e.what());
+  }
 }
 
 std::vector<std::string> read_string_list(const YamlField& f) {
@@ -120,20 +156,6 @@ std::string padded(uint64_t k, uint64_t count) {
 }
 
 std::string source_of(const YamlField& f) { return f.file() + ":" + std::to_string(f.line()); }
-
-// The architecture a scenario asks for (its `arch` field, or an override of it).
-std::string scenario_arch(const std::string& scenario, const std::vector<std::string>& sets, const YamlField& where) {
-  std::string arch;
-  try {
-    YamlDoc doc = YamlDoc::load(scenario);
-    arch = doc.root()["arch"].as_string_or("configs/arch/h100.yaml");
-  } catch (const YamlError& e) {
-    throw where.error(std::string("cannot read the scenario's arch: ") + e.what());
-  }
-  for (const std::string& s : sets)
-    if (s.rfind("arch=", 0) == 0) arch = s.substr(5);
-  return arch;
-}
 
 // Loads an architecture, applies overrides (an error names the field that asked for them) and
 // records the resolved file in the plan; returns its run-folder-relative path.
@@ -177,12 +199,16 @@ class ArchResolver {
       text += "  " + path.substr(dot + 1) + ": " + value + "\n";
     }
     plan_.arch_files[rel] = text;
+    resolved_[rel] = a;
     return rel;
   }
 
+  // The architecture resolve() returned `rel` for.
+  const ArchConfig& config(const std::string& rel) const { return resolved_.at(rel); }
+
  private:
   Plan& plan_;
-  std::map<std::string, ArchConfig> cache_;
+  std::map<std::string, ArchConfig> cache_, resolved_;
 };
 
 struct Defaults {
@@ -223,7 +249,7 @@ void read_entry(const YamlField& e, const Defaults& d, std::optional<uint64_t> r
   base.timeout_s = e["timeout"].as_double_or(d.timeout, 0.001, 1e7);
   const std::vector<std::string> extra = read_string_list(e["args"]);
   const bool own_arch = e["arch"].present() || e["arch_set"].present();
-  std::string arch = e["arch"].present() ? existing_path(e["arch"], e["arch"].as_string()) : d.arch;
+  std::string arch = e["arch"].present() ? existing_yaml_path(e["arch"]) : d.arch;
   std::vector<std::string> arch_set = d.arch_set;
   for (const std::string& s : read_overrides(e["arch_set"])) arch_set.push_back(s);
   const YamlField arch_where = e["arch_set"].present() ? e["arch_set"] : e["arch"].present() ? e["arch"] : e;
@@ -238,9 +264,9 @@ void read_entry(const YamlField& e, const Defaults& d, std::optional<uint64_t> r
     std::vector<std::string> paths;
     if (g.is_list()) {
       if (g.size() == 0) throw g.error("expected at least one golden-case file or folder");
-      for (size_t i = 0; i < g.size(); ++i) paths.push_back(existing_path(g.at(i), g.at(i).as_string()));
+      for (size_t i = 0; i < g.size(); ++i) paths.push_back(existing_yaml_path(g.at(i)));
     } else {
-      paths.push_back(existing_path(g, g.as_string()));
+      paths.push_back(existing_yaml_path(g));
     }
     const std::string engine = e["engine"].as_string_or("ref");
     if (engine != "ref" && engine != "tlm") throw e["engine"].error("expected ref or tlm, got '" + engine + "'");
@@ -248,39 +274,35 @@ void read_entry(const YamlField& e, const Defaults& d, std::optional<uint64_t> r
     j.id = name;
     j.args = {"check"};
     if (engine == "tlm") {
-      if (arch.empty()) arch = abs_path("configs/arch/h100.yaml");
+      if (arch.empty()) arch = abs_path(resolve_project_path("configs/arch/h100.yaml"));
       j.arch = arch;
       j.arch_set = arch_set;
       j.resolved_arch = arches.resolve(arch, arch_set, arch_where);
-      // check takes no --arch-set: with overrides it reads the resolved file.
-      j.args.insert(j.args.end(), {"--engine", "tlm", "--arch", arch_set.empty() ? arch : std::string(kRunDir) + "/" + j.resolved_arch});
+      j.args.insert(j.args.end(), {"--engine", "tlm"});
+      add_arch_args(j.args, arch, arch_set);
     } else if (own_arch) {
       throw arch_where.error("the reference engine takes no architecture (use engine: tlm)");
     }
     j.args.push_back("--quiet");
     j.args.insert(j.args.end(), paths.begin(), paths.end());
     j.args.insert(j.args.end(), extra.begin(), extra.end());
-    j.replay = j.args;  // with overrides, @RUN@/arch/... expands to the run folder's resolved file
     finish(j);
   } else if (kind == "scenario") {
-    const std::string scenario = existing_path(e["scenario"], e["scenario"].as_string());
-    const std::vector<std::string> sets = read_overrides(e["set"]);
-    if (arch.empty()) {
-      const std::string a = scenario_arch(scenario, sets, e["scenario"]);
-      arch = abs_path(a);
-      std::error_code ec;
-      if (!fs::exists(arch, ec)) throw e["scenario"].error("the scenario's architecture '" + a + "' does not exist");
-    }
+    const std::string scenario = existing_yaml_path(e["scenario"]);
+    const std::vector<Override> sets = read_located_overrides(e["set"]);
+    const Scenario s = load_job_scenario(scenario, sets, e["scenario"], "");
+    if (arch.empty()) arch = abs_path(s.arch);
     Job j = base;
     j.id = name;
     j.arch = arch;
     j.arch_set = arch_set;
     j.resolved_arch = arches.resolve(arch, arch_set, arch_where);
+    check_fits(s, arches.config(j.resolved_arch), e["scenario"], "");
     j.args = {"run", scenario};
     add_arch_args(j.args, arch, arch_set);
-    for (const std::string& s : sets) {
+    for (const std::string& o : texts(sets)) {
       j.args.push_back("--set");
-      j.args.push_back(s);
+      j.args.push_back(o);
     }
     j.args.push_back("--quiet");
     j.args.insert(j.args.end(), extra.begin(), extra.end());
@@ -308,13 +330,12 @@ void read_entry(const YamlField& e, const Defaults& d, std::optional<uint64_t> r
       j.args = {"random", "--seed", std::to_string(*j.seed), "--count", std::to_string(count)};
       if (has_start) j.args.insert(j.args.end(), {"--start", std::to_string(start)});
       if (!engine.empty()) j.args.insert(j.args.end(), {"--engine", engine});
-      // Generators take an architecture only when the test (or the defaults) names one; they
-      // have no --arch-set, so overrides go through the resolved file.
+      // Generators take an architecture only when the test (or the defaults) names one.
       if (!resolved.empty()) {
         j.arch = arch;
         j.arch_set = arch_set;
         j.resolved_arch = resolved;
-        j.args.insert(j.args.end(), {"--arch", arch_set.empty() ? arch : std::string(kRunDir) + "/" + resolved});
+        add_arch_args(j.args, arch, arch_set);
       }
       j.args.insert(j.args.end(), extra.begin(), extra.end());
       j.replay = j.args;
@@ -398,7 +419,7 @@ Plan load_regression(const std::string& path, const std::string& list, std::opti
     if (!def.is_map()) throw def.error("expected a mapping: timeout, arch, arch_set");
     def.check_keys({"timeout", "arch", "arch_set"});
     d.timeout = def["timeout"].as_double_or(d.timeout, 0.001, 1e7);
-    if (def["arch"].present()) d.arch = existing_path(def["arch"], def["arch"].as_string());
+    if (def["arch"].present()) d.arch = existing_yaml_path(def["arch"]);
     d.arch_set = read_overrides(def["arch_set"]);
   }
   const YamlField lists = root["lists"];
@@ -435,22 +456,18 @@ Plan load_sweep(const std::string& path) {
   plan.name = checked_name(root["name"]);
   ArchResolver arches(plan);
 
-  const std::string scenario = existing_path(root["scenario"], root["scenario"].as_string());
-  const std::vector<std::string> base_sets = read_overrides(root["set"]);
+  const std::string scenario = existing_yaml_path(root["scenario"]);
+  const std::vector<Override> base_sets = read_located_overrides(root["set"]);
   const std::vector<std::string> base_arch_sets = read_overrides(root["arch_set"]);
   const bool scoreboard = root["scoreboard"].as_bool_or(true);
   const double timeout = root["timeout"].as_double_or(600, 0.001, 1e7);
-  std::string arch;
-  if (root["arch"].present()) {
-    arch = existing_path(root["arch"], root["arch"].as_string());
-  } else {
-    const std::string a = scenario_arch(scenario, base_sets, root["scenario"]);
-    arch = abs_path(a);
-  }
+  // Without one, each point runs on its scenario's architecture.
+  const std::string arch = root["arch"].present() ? existing_yaml_path(root["arch"]) : "";
 
   struct Value {
     std::string label;
-    std::vector<std::string> sets, arch_sets;
+    std::vector<Override> sets;
+    std::vector<std::string> arch_sets;
     YamlField where;
   };
   struct Param {
@@ -479,7 +496,7 @@ Plan load_sweep(const std::string& path) {
       if (v.is_map()) {
         v.check_keys({"label", "set", "arch_set"});
         val.label = v["label"].as_string();
-        val.sets = read_overrides(v["set"]);
+        val.sets = read_located_overrides(v["set"]);
         val.arch_sets = read_overrides(v["arch_set"]);
       } else {
         if (set_path.empty() && arch_field.empty())
@@ -487,7 +504,7 @@ Plan load_sweep(const std::string& path) {
                         "or write {label, set, arch_set}");
         const std::string text = render(v);
         val.label = v.is_scalar() ? v.as_string() : text;
-        if (!set_path.empty()) val.sets.push_back(set_path + "=" + text);
+        if (!set_path.empty()) val.sets.push_back({set_path + "=" + text, v});
         else val.arch_sets.push_back(arch_field + "=" + text);
       }
       if (val.label.empty()) throw v.error("empty label");
@@ -507,7 +524,8 @@ Plan load_sweep(const std::string& path) {
     j.kind = "sweep";
     j.timeout_s = timeout;
     j.id = padded(n, points);
-    std::vector<std::string> sets = base_sets, arch_sets = base_arch_sets;
+    std::vector<Override> sets = base_sets;
+    std::vector<std::string> arch_sets = base_arch_sets;
     YamlField last = ps;
     for (size_t p = 0; p < params.size(); ++p) {
       const Value& v = params[p].values[idx[p]];
@@ -517,15 +535,17 @@ Plan load_sweep(const std::string& path) {
       arch_sets.insert(arch_sets.end(), v.arch_sets.begin(), v.arch_sets.end());
       if (!v.arch_sets.empty()) last = v.where;
     }
+    const Scenario s = load_job_scenario(scenario, sets, root["scenario"], j.id);
     j.source = source_of(ps);
-    j.arch = arch;
+    j.arch = arch.empty() ? abs_path(s.arch) : arch;
     j.arch_set = arch_sets;
-    j.resolved_arch = arches.resolve(arch, arch_sets, arch_sets.empty() ? root : last);
+    j.resolved_arch = arches.resolve(j.arch, arch_sets, arch_sets.empty() ? root : last);
+    check_fits(s, arches.config(j.resolved_arch), root["scenario"], j.id);
     j.args = {"run", scenario};
-    add_arch_args(j.args, arch, arch_sets);
-    for (const std::string& s : sets) {
+    add_arch_args(j.args, j.arch, arch_sets);
+    for (const std::string& o : texts(sets)) {
       j.args.push_back("--set");
-      j.args.push_back(s);
+      j.args.push_back(o);
     }
     j.args.push_back("--quiet");
     if (!scoreboard) j.args.push_back("--no-scoreboard");

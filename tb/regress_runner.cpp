@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_args.h"
 #include "yaml_reader.h"
 
 namespace fs = std::filesystem;
@@ -407,8 +408,10 @@ bool run_jobs(const Plan& plan, const std::string& run_dir, const RunnerOptions&
         Result res = finish_job(plan, run_dir, r, st);
         record(run_dir, res, results);
         tally(res);
+        // The line as the job wrote it: the signature has its numbers bucketed (#), for grouping only.
         if (is_failure(res.status))
-          progress.message("FAIL " + res.id + " (" + status_name(res.status) + "): " + res.signature);
+          progress.message("FAIL " + res.id + " (" + status_name(res.status) +
+                           "): " + (res.first_line.empty() ? res.signature : res.first_line));
       } else {
         append_file((fs::path(run_dir) / r.log_rel).string(), "# regress: stopped (unfinished)\n");
       }
@@ -508,7 +511,7 @@ int drive(std::optional<Plan> plan, const DriveOptions& o) {
       if (o.shard) apply_shard(p, *o.shard);
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", who.c_str(), e.what());
+    cli::print_error(e.what());
     return 2;
   }
   if (o.dry_run) {
@@ -533,7 +536,7 @@ int drive(std::optional<Plan> plan, const DriveOptions& o) {
     if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0)
       throw std::runtime_error("the run folder " + run_dir + " is in use by another tma-sim (its .lock is held)");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", who.c_str(), e.what());
+    cli::print_error(e.what());
     return 2;
   }
   std::map<std::string, Result> results = load_results(run_dir);
@@ -556,7 +559,7 @@ int drive(std::optional<Plan> plan, const DriveOptions& o) {
   try {
     interrupted = run_jobs(p, run_dir, ro, results);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", who.c_str(), e.what());
+    cli::print_error(e.what());
     interrupted = true;
   }
   if (!interrupted) merge_coverage(coverage_files(p, run_dir), run_dir, (fs::path(run_dir) / "logs" / "_coverage-merge.log").string());
@@ -565,7 +568,7 @@ int drive(std::optional<Plan> plan, const DriveOptions& o) {
   try {
     write_reports(rep, run_dir, o.junit, o.csv);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", who.c_str(), e.what());
+    cli::print_error(e.what());
     return 2;
   }
   print_summary(stdout, rep, run_dir);
@@ -584,7 +587,7 @@ int merge_runs(const std::vector<std::string>& dirs, const std::string& out_dir,
       continue;
     }
     if (!fs::is_directory(d, ec)) {
-      std::fprintf(stderr, "tma-sim regress-merge: no such folder: %s\n", d.c_str());
+      cli::print_error("regress-merge: no such folder: " + d);
       return 2;
     }
     for (auto it = fs::recursive_directory_iterator(d, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {
@@ -599,7 +602,7 @@ int merge_runs(const std::vector<std::string>& dirs, const std::string& out_dir,
   std::sort(run_dirs.begin(), run_dirs.end());
   run_dirs.erase(std::unique(run_dirs.begin(), run_dirs.end()), run_dirs.end());
   if (run_dirs.empty()) {
-    std::fprintf(stderr, "tma-sim regress-merge: no run folders (with plan.json) under the folders given\n");
+    cli::print_error("regress-merge: no run folders (with plan.json) under the folders given");
     return 2;
   }
   Report rep;
@@ -613,7 +616,7 @@ int merge_runs(const std::vector<std::string>& dirs, const std::string& out_dir,
     try {
       p = plan_from_json((fs::path(dir) / "plan.json").string());
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "tma-sim regress-merge: %s\n", e.what());
+      cli::print_error(std::string("regress-merge: ") + e.what());
       return 2;
     }
     if (rep.mode.empty()) {
@@ -625,10 +628,9 @@ int merge_runs(const std::vector<std::string>& dirs, const std::string& out_dir,
       shard_count = p.shard.count;
     } else if (p.mode != rep.mode || p.name != rep.name || p.seed != rep.seed || p.param_names != rep.param_names ||
                p.shard.count != shard_count) {
-      std::fprintf(stderr,
-                   "tma-sim regress-merge: %s is a different run (%s %s, shard %u/%u) from the first (%s %s, %u shards)\n",
-                   dir.c_str(), p.mode.c_str(), p.name.c_str(), p.shard.index, p.shard.count, rep.mode.c_str(),
-                   rep.name.c_str(), shard_count);
+      cli::print_error("regress-merge: " + dir + " is a different run (" + p.mode + " " + p.name + ", shard " +
+                       std::to_string(p.shard.index) + "/" + std::to_string(p.shard.count) + ") from the first (" +
+                       rep.mode + " " + rep.name + ", " + std::to_string(shard_count) + " shards)");
       return 2;
     }
     shards.insert(p.shard.index);
@@ -664,7 +666,7 @@ int merge_runs(const std::vector<std::string>& dirs, const std::string& out_dir,
   try {
     write_reports(rep, out, junit, csv);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tma-sim regress-merge: %s\n", e.what());
+    cli::print_error(std::string("regress-merge: ") + e.what());
     return 2;
   }
   std::fprintf(stderr, "tma-sim regress-merge: %zu run folders, %s\n", run_dirs.size(), rep.shard.c_str());

@@ -35,6 +35,9 @@ int run_tool(const std::vector<std::string>& args, const std::string& log, doubl
 
 // ---- the commands' common driver ----
 
+// The most jobs at a time --jobs takes.
+inline constexpr unsigned kMaxJobs = 1024;
+
 struct DriveOptions {
   std::string command = "regress";  // regress | sweep (messages, resume hints)
   unsigned jobs = 0;                // 0: the number of CPUs

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_args.h"
 #include "splitmix64.h"
 
 namespace fs = std::filesystem;
@@ -145,15 +146,11 @@ uint64_t entry_seed(uint64_t run_seed, const std::string& name) {
 
 Shard parse_shard(const std::string& text) {
   const size_t slash = text.find('/');
-  auto number = [&](const std::string& part) -> uint32_t {
-    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 9)
-      throw std::runtime_error("--shard '" + text + "': expected K/N with whole numbers, 0 <= K < N");
-    return static_cast<uint32_t>(std::stoul(part));
-  };
-  if (slash == std::string::npos) throw std::runtime_error("--shard '" + text + "': expected K/N, e.g. 0/4");
-  Shard s{number(text.substr(0, slash)), number(text.substr(slash + 1))};
-  if (s.count == 0 || s.index >= s.count)
-    throw std::runtime_error("--shard '" + text + "': K must be in [0, N-1] and N at least 1 (shards count from 0)");
+  if (slash == std::string::npos) throw cli::UsageError("--shard '" + text + "': expected K/N, e.g. 0/4");
+  Shard s{static_cast<uint32_t>(cli::parse_uint("--shard K", text.substr(0, slash), 0, 999999999)),
+          static_cast<uint32_t>(cli::parse_uint("--shard N", text.substr(slash + 1), 1, 999999999))};
+  if (s.index >= s.count)
+    throw cli::UsageError("--shard '" + text + "': K must be in [0, N-1] (shards count from 0)");
   return s;
 }
 

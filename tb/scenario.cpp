@@ -2,10 +2,12 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
 #include "descriptor_validation.h"
+#include "paths.h"
 #include "yaml_reader.h"
 
 namespace tma {
@@ -25,6 +27,7 @@ const char* to_string(L2State s) {
 namespace {
 
 constexpr uint64_t kDescriptorRegion = 0x7F0000000000ull;
+constexpr const char* kDefaultArch = "configs/arch/h100.yaml";
 
 std::vector<uint64_t> dense_strides(const ScenarioTensor& t) {
   std::vector<uint64_t> s;
@@ -107,6 +110,100 @@ ScenarioDescriptor read_descriptor(const std::string& name, const YamlField& n,
   return d;
 }
 
+std::string str(uint64_t v) { return std::to_string(v); }
+
+// A GEMM's problem must lie in its tensors and be whole tiles: a tile past m, n or k loads data
+// that is not the problem's (past a tensor's end, zeros the TMA fills in), which silently changes
+// the traffic. The one partial tile allowed ends at the tensor's edge, where the TMA's
+// out-of-bounds fill is what silicon does with a problem that is not a multiple of the tile.
+void check_gemm(const YamlField& n, const Scenario& s, const Workload& w) {
+  const ScenarioDescriptor& a = s.descriptors.at(w.a);
+  const ScenarioDescriptor& b = s.descriptors.at(w.b);
+  auto tiled_2d = [&](const char* key, const ScenarioDescriptor& d, const char* shape) {
+    if (d.map.mode != TensorMode::tiled || d.map.rank != 2)
+      throw n[key].error("descriptor '" + d.name + "' must be tiled over a 2D tensor " + shape + " (it is " +
+                         to_string(d.map.mode) + " over rank " + std::to_string(d.map.rank) + ")");
+  };
+  tiled_2d("a", a, "[K, M]");
+  tiled_2d("b", b, "[K, N]");
+  if (a.map.box[0] != b.map.box[0])
+    throw n["b"].error("the K tiles differ: box[0] of '" + a.name + "' is " + str(a.map.box[0]) + ", of '" + b.name +
+                       "' " + str(b.map.box[0]));
+  auto extent = [&](const char* key, uint64_t v, const ScenarioDescriptor& d, int dim) {
+    const uint64_t size = d.map.dims[dim], tile = d.map.box[dim];
+    const std::string of = " of tensor '" + d.tensor + "' (dims[" + std::to_string(dim) + "] = " + str(size) + ")";
+    if (v > size) throw n[key].error(std::string(key) + " = " + str(v) + " is beyond the end" + of);
+    if (v % tile && v != size)
+      throw n[key].error(std::string(key) + " = " + str(v) + " is not a whole number of tiles of '" + d.name +
+                         "' (box[" + std::to_string(dim) + "] = " + str(tile) + ") and does not end at the edge" + of +
+                         ": the last tile would load past " + key);
+  };
+  extent("m", w.m, a, 1);
+  extent("k", w.k, a, 0);
+  extent("n", w.n, b, 1);
+  extent("k", w.k, b, 0);
+  const uint64_t tm = a.map.box[1], tn = b.map.box[1];
+  if (!w.c.empty()) {
+    const ScenarioDescriptor& c = s.descriptors.at(w.c);
+    tiled_2d("c", c, "[N, M]");
+    if (c.map.box[0] != tn || c.map.box[1] != tm)
+      throw n["c"].error("descriptor '" + c.name + "' stores the output tile: its box must be [" + str(tn) + ", " +
+                         str(tm) + "] (the N and M tiles), not [" + str(c.map.box[0]) + ", " + str(c.map.box[1]) + "]");
+    if (c.map.dims[0] < w.n || c.map.dims[1] < w.m)
+      throw n["c"].error("tensor '" + c.tensor + "' (dims [" + str(c.map.dims[0]) + ", " + str(c.map.dims[1]) +
+                         "]) does not hold the [n, m] = [" + str(w.n) + ", " + str(w.m) + "] output");
+  }
+  // A cluster takes cluster_size adjacent N tiles (CTA 0 multicasts their A tile).
+  const uint64_t n_tiles = (w.n + tn - 1) / tn;
+  if (w.multicast_a && n_tiles % s.cluster_size)
+    throw n["multicast_a"].error("the " + str(n_tiles) + " N tiles are not a multiple of cluster_size (" +
+                                 str(s.cluster_size) + "): a cluster takes cluster_size adjacent N tiles");
+}
+
+// A convolution's filter must match its activation: each step loads one channel block of both and
+// one filter tap; the K tiles lie in the filter.
+void check_conv(const YamlField& n, const Scenario& s, const Workload& w) {
+  const TensorMap& x = s.descriptors.at(w.activation).map;
+  const ScenarioDescriptor& f = s.descriptors.at(w.filter);
+  const TensorMap& m = f.map;
+  if (m.mode != TensorMode::tiled || m.rank != 3 || m.box[2] != 1)
+    throw n["filter"].error("descriptor '" + f.name + "' must be tiled over a 3D tensor [C, K, taps] with box " +
+                            "[channels_per_pixel, K tile, 1]");
+  if (m.box[0] != x.channels_per_pixel)
+    throw n["filter"].error("box[0] of '" + f.name + "' (" + str(m.box[0]) +
+                            ") must be the activation's channels_per_pixel (" + str(x.channels_per_pixel) + ")");
+  if (m.dims[0] != x.dims[0])
+    throw n["filter"].error("tensor '" + f.tensor + "' has " + str(m.dims[0]) + " channels (dims[0]), the activation " +
+                            str(x.dims[0]));
+  uint64_t taps = 1;
+  for (uint32_t r : w.filter_size) taps *= r;
+  if (m.dims[2] != taps)
+    throw n["filter_size"].error("the filter has " + str(taps) + " taps, tensor '" + f.tensor + "' " + str(m.dims[2]) +
+                                 " (dims[2])");
+  const uint64_t k_tiles = (m.dims[1] + m.box[1] - 1) / m.box[1];
+  if (w.output_channel_tiles > k_tiles)
+    throw n["output_channel_tiles"].error("output_channel_tiles = " + str(w.output_channel_tiles) + " is beyond the " +
+                                          str(k_tiles) + " K tiles of '" + f.name + "' (dims[1] = " + str(m.dims[1]) +
+                                          ", box[1] = " + str(m.box[1]) + ")");
+}
+
+// A stream's store (or reduction) writes back the tile it loaded, at the same coordinates: the
+// same rank, data type and box, into a tensor at least as large (a store past its end is dropped).
+void check_stream_store(const YamlField& n, const Scenario& s, const Workload& w) {
+  const ScenarioDescriptor& l = s.descriptors.at(w.load);
+  const ScenarioDescriptor& st = s.descriptors.at(w.store);
+  bool same = st.map.rank == l.map.rank && st.map.dtype == l.map.dtype;
+  for (int i = 0; same && i < l.map.rank; ++i) same = st.map.box[i] == l.map.box[i];
+  if (!same)
+    throw n["store"].error("descriptor '" + st.name + "' must have the rank, data type and box of the load '" + l.name +
+                           "' (it writes back the tile it loaded)");
+  for (int i = 0; i < std::min(l.map.rank, 2); ++i)
+    if (st.map.dims[i] < l.map.dims[i])
+      throw n["store"].error("tensor '" + st.tensor + "' (dims[" + std::to_string(i) + "] = " + str(st.map.dims[i]) +
+                             ") is smaller than the loaded tensor '" + l.tensor + "' (" + str(l.map.dims[i]) +
+                             "): stores past its end would be dropped");
+}
+
 Workload read_workload(const YamlField& n, const Scenario& s) {
   Workload w;
   const std::string kind = n["kind"].as_string();
@@ -139,6 +236,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     w.k = n["k"].as_uint64(1, uint64_t{1} << 32);
     w.multicast_a = n["multicast_a"].as_bool_or(false);
     if (w.multicast_a && s.cluster_size < 2) throw n["multicast_a"].error("multicast needs cluster_size of 2 or more");
+    check_gemm(n, s, w);
   } else if (kind == "conv") {
     n.check_keys({"kind", "activation", "filter", "filter_size", "output_channel_tiles", "stages", "compute_cycles",
                   "max_tiles_per_sm", "tile_order", "prefetch_descriptors", "consumer_reads"});
@@ -151,6 +249,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     auto fs = n["filter_size"].as_uint64_list(nsp, nsp, 1, 255);
     w.filter_size.assign(fs.begin(), fs.end());
     w.output_channel_tiles = static_cast<uint32_t>(n["output_channel_tiles"].as_uint64_or(1, 1, 1u << 16));
+    check_conv(n, s, w);
   } else if (kind == "stream") {
     n.check_keys({"kind", "load", "store", "reduce", "passes", "stages", "compute_cycles", "max_tiles_per_sm",
                   "tile_order", "prefetch_descriptors", "consumer_reads", "multicast", "multicast_issuer", "shared_tiles"});
@@ -196,6 +295,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
         throw n["reduce"].error("expected add, min, max, inc, dec, and, or or xor; got '" + w.reduce_op + "'");
       if (w.store.empty()) throw n["reduce"].error("a reduction needs 'store' (the descriptor it reduces into)");
     }
+    if (!w.load.empty() && !w.store.empty()) check_stream_store(n, s, w);
   } else if (kind == "ops") {
     n.check_keys({"kind", "ops", "stages", "compute_cycles", "max_tiles_per_sm", "tile_order", "prefetch_descriptors",
                   "consumer_reads"});
@@ -227,43 +327,45 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
   return w;
 }
 
-// "a.b.c=value": set that scalar (or YAML value) in the document tree.
-void apply_override(YAML::Node root, const std::string& o) {
+// "a.b.c=value": sets that value (any YAML) in the document tree. Every error names the override's
+// path as the field (load_scenario blames the override for it).
+void apply_override(YAML::Node root, const std::string& file, const std::string& o) {
   const size_t eq = o.find('=');
-  if (eq == std::string::npos || eq == 0) throw std::runtime_error("override '" + o + "' is not of the form path=value");
+  if (eq == std::string::npos || eq == 0)
+    throw YamlError(file, 0, "", "override '" + o + "' is not of the form path=value");
   const std::string path = o.substr(0, eq), value = o.substr(eq + 1);
   std::vector<std::string> keys;
   std::stringstream ss(path);
   for (std::string k; std::getline(ss, k, '.');) keys.push_back(k);
-  std::vector<YAML::Node> chain{root};
+  if (keys.empty() || path.back() == '.' || std::count(keys.begin(), keys.end(), std::string()))
+    throw YamlError(file, 0, path, "'" + path + "' is not a field path (names joined by '.')");
+  YAML::Node node = root;
+  std::string at;  // the path walked so far
   for (size_t i = 0; i + 1 < keys.size(); ++i) {
-    YAML::Node next = chain.back()[keys[i]];
-    if (!next.IsMap()) throw std::runtime_error("override '" + o + "': '" + keys[i] + "' is not a mapping in the scenario");
-    chain.push_back(next);
+    const std::string parent = at.empty() ? "the top level" : "'" + at + "'";
+    at += (i ? "." : "") + keys[i];
+    if (!node[keys[i]].IsDefined()) {
+      std::string names;
+      for (const auto& kv : node)
+        names += (names.empty() ? "" : ", ") + (kv.first.IsScalar() ? kv.first.Scalar() : std::string("?"));
+      throw YamlError(file, 0, path, "the scenario has no '" + at + "' (" + parent + " has: " + names + ")");
+    }
+    YAML::Node next = node[keys[i]];
+    if (!next.IsMap()) throw YamlError(file, 0, path, "'" + at + "' is not a mapping in the scenario");
+    node.reset(next);  // rebinds (YAML::Node's operator= would write next's value into node)
   }
-  YAML::Node parent = chain.back();
-  parent[keys.back()] = YAML::Load(value);
+  try {
+    node[keys.back()] = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    throw YamlError(file, 0, path, "'" + value + "' is not a YAML value: " + e.msg);
+  }
 }
 
 }  // namespace
 
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  YamlDoc doc = YamlDoc::load(path);
-  if (!overrides.empty()) {
-    YAML::Node raw;
-    try {
-      raw = YAML::LoadFile(path);
-    } catch (const YAML::Exception& e) {
-      throw YamlError(path, 0, "", e.what());
-    }
-    for (const std::string& o : overrides) apply_override(raw, o);
-    YAML::Emitter out;
-    out << raw;
-    doc = YamlDoc::parse(out.c_str(), path + " (with overrides)");
-  }
-  YamlField root = doc.root();
-  root.check_keys({"name", "description", "sms", "cluster_size", "gpu", "memory_fill", "l2_state", "l2_dirty_bytes", "l2_warm", "arch", "tensors",
-                   "descriptors", "workload"});
+static Scenario read_scenario(const YamlField& root, const std::string& path) {
+  root.check_keys({"name", "description", "sms", "cluster_size", "gpu", "memory_fill", "l2_state", "l2_dirty_bytes",
+                   "l2_warm", "arch", "tensors", "descriptors", "workload"});
   Scenario s;
   s.path = path;
   s.name = root["name"].as_string();
@@ -275,7 +377,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   const std::string fill = root["memory_fill"].as_string_or("word_hash");
   if (fill != "word_hash" && fill != "zero") throw root["memory_fill"].error("expected word_hash or zero");
   s.memory_fill = fill == "zero" ? MemoryFill::zero : MemoryFill::word_hash;
-  s.arch = root["arch"].as_string_or("configs/arch/h100.yaml");
+  // Relative to the scenario's folder, then the project's (configs/arch/h100.yaml by default).
+  s.arch = root["arch"].present() ? existing_yaml_path(root["arch"]) : resolve_project_path(kDefaultArch);
   s.l2_state = root["l2_state"].as_enum_or(L2State::clean, parse_l2_state, "clean, dirty, warm");
   if (!root["l2_warm"].is_null()) {  // the older spelling of l2_state: warm
     if (!root["l2_state"].is_null()) throw root["l2_warm"].error("give l2_state or l2_warm, not both");
@@ -298,5 +401,42 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   s.workload = read_workload(root["workload"], s);
   return s;
 }
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  YamlDoc doc = YamlDoc::load(path);
+  const YamlField root = doc.root();
+  const std::string what = "a scenario is a mapping of name, sms, tensors, descriptors and workload";
+  if (root.is_null()) throw root.error("the file is empty: " + what);
+  if (!root.is_map()) throw root.error("expected a mapping: " + what);
+  // Overrides change the tree in place: every field keeps its line in the file, and an error in
+  // (or below) a value an override set is that override's.
+  for (size_t i = 0; i < overrides.size(); ++i) {
+    try {
+      apply_override(doc.node(), path, overrides[i]);
+    } catch (const YamlError& e) {
+      if (e.field().empty()) throw;
+      throw OverrideError(e, i, overrides[i]);
+    }
+  }
+  try {
+    return read_scenario(root, path);
+  } catch (const YamlError& e) {
+    if (const std::optional<size_t> i = override_of(overrides, e.field())) throw OverrideError(e, *i, overrides[*i]);
+    throw;
+  }
+}
+
+std::optional<size_t> override_of(const std::vector<std::string>& overrides, const std::string& field) {
+  for (size_t i = overrides.size(); i-- > 0;) {
+    const std::string p = overrides[i].substr(0, overrides[i].find('='));
+    if (field == p || (field.rfind(p, 0) == 0 && (field[p.size()] == '.' || field[p.size()] == '['))) return i;
+  }
+  return std::nullopt;
+}
+
+OverrideError::OverrideError(const YamlError& e, size_t index, const std::string& override_text)
+    : YamlError(e.file(), 0, e.field(), e.problem() + " (set by the override '" + override_text + "')"),
+      index_(index),
+      cause_(e.problem()) {}
 
 }  // namespace tma

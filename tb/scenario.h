@@ -12,6 +12,7 @@
 #include "global_memory.h"
 #include "tensor_map.h"
 #include "tma_op.h"
+#include "yaml_reader.h"
 
 namespace tma {
 
@@ -84,16 +85,33 @@ struct Scenario {
   // as cudaMemset) or warm (what the same workload, run just before, left in it).
   L2State l2_state = L2State::clean;
   uint64_t l2_dirty_bytes = 0;         // dirty only; 0: the architecture's l2.dirty_launch_bytes
-  std::string arch;                    // default architecture file, may be overridden
+  std::string arch;                    // default architecture file (resolved: the scenario's folder,
+                                       // then the project's), may be overridden
   std::map<std::string, ScenarioTensor> tensors;
   std::map<std::string, ScenarioDescriptor> descriptors;
   Workload workload;
 };
 
 // Reads and checks a scenario; every descriptor is validated as the driver would (an invalid
-// one is an error naming the rule). Throws YamlError with file, line and field, or
-// std::runtime_error for a malformed override. Overrides set any field of the file before it
-// is read: "descriptors.A.l2_promotion=256B", "sms=16", "workload.stages=4".
+// one is an error naming the rule), the workload against its tensors. Throws YamlError with file,
+// line and field. Overrides set any field of the file before it is read:
+// "descriptors.A.l2_promotion=256B", "sms=16", "workload.stages=4"; an error in a value an
+// override set (or a path it names that is not there) is an OverrideError.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// An error that an override caused: in the value it set, or below it. It has no line (the value
+// is not in the file); what() ends with "(set by the override 'PATH=VALUE')".
+class OverrideError : public YamlError {
+ public:
+  OverrideError(const YamlError& e, size_t index, const std::string& override_text);
+  size_t index() const { return index_; }               // which of load_scenario's overrides
+  const std::string& cause() const { return cause_; }   // the problem alone, without the note
+ private:
+  size_t index_;
+  std::string cause_;
+};
+
+// The last of `overrides` whose path is `field` or holds it ("workload" holds "workload.m").
+std::optional<size_t> override_of(const std::vector<std::string>& overrides, const std::string& field);
 
 }  // namespace tma

@@ -40,9 +40,19 @@ void inside(int64_t start, uint64_t step, uint64_t count, uint64_t dim, uint64_t
   b = std::max(a, b);
 }
 
+// An operation on a dimension of 2^32 elements traps (silicon; the reference engine refuses it
+// before it reads memory). A packed copy has small dimensions and would not: such a map is not
+// packed, and the reference sees the real one.
+bool has_dim_of_2pow32(const TensorMap& m) {
+  for (int i = 0; i < m.rank; ++i)
+    if (m.dims[i] >= (uint64_t{1} << 32)) return true;
+  return false;
+}
+
 // Tiled (and interleaved) boxes: every dimension but interleaved dimension 0 is reduced to the
-// in-bounds lattice points with element stride 1.
+// in-bounds lattice points with element stride 1. False when nothing is packed.
 bool compact_tiled(const TensorMap& m, const TmaOp& op, bool store, Compact& c) {
+  if (has_dim_of_2pow32(m)) return false;
   const bool il = m.interleave != Interleave::none;
   const uint32_t unit = unit_of(m);
   c.map = m;
@@ -108,6 +118,7 @@ bool compact_tiled(const TensorMap& m, const TmaOp& op, bool store, Compact& c) 
 // im2col: the pixel walk depends on the spatial extents, so only the channels and the images
 // the walk can reach are packed.
 bool compact_im2col(const TensorMap& m, const TmaOp& op, Compact& c) {
+  if (has_dim_of_2pow32(m)) return false;
   const int nsp = m.rank - 2, nd = m.rank - 1;
   const uint32_t e = element_bytes(m.dtype);
   c.map = m;
@@ -203,7 +214,7 @@ void Scoreboard::op_finished(int sm, const OpRecord& rec) {
   Compact c;
   const bool packed = m.mode == TensorMode::im2col ? compact_im2col(m, rec.cmd.op, c)
                                                    : compact_tiled(m, rec.cmd.op, store, c);
-  if (!packed) {  // nothing in bounds: the reference reads no global memory
+  if (!packed) {  // nothing in bounds, or a trapping dimension: the reference reads no global memory
     c.map = m;
     c.op = rec.cmd.op;
   }

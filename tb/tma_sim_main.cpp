@@ -3,14 +3,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "paths.h"
 
 namespace {
 
 const char* kUsage =
     "usage: tma-sim COMMAND [ARGS...]\n"
+    "       tma-sim help [COMMAND]\n"
+    "       tma-sim --version\n"
     "\n"
     "Commands:\n"
     "  check PATH...        replay golden cases (silicon captures) and report mismatches\n"
@@ -22,7 +26,8 @@ const char* kUsage =
     "  random --seed S --count N   constrained-random cases through the pipeline, with coverage\n"
     "  coverage merge|report       merge and report functional-coverage files\n"
     "\n"
-    "Run 'tma-sim COMMAND --help' for the options of a command.\n";
+    "Run 'tma-sim help COMMAND' (or 'tma-sim COMMAND --help') for the options of a command.\n"
+    "Exit status: 0 success, 1 a check failed (a mismatch, a failed job), 2 bad input or usage.\n";
 
 }  // namespace
 
@@ -37,22 +42,54 @@ int main(int argc, char** argv) {
   return sc_core::sc_elab_and_sim(argc, argv);
 }
 
+namespace {
+
+using Command = int (*)(int, char**);
+
+Command find_command(const std::string& name) {
+  if (name == "check") return tma::cli::check;
+  if (name == "run") return tma::cli::run;
+  if (name == "bench") return tma::cli::bench;
+  if (name == "regress") return tma::cli::regress;
+  if (name == "regress-merge") return tma::cli::regress_merge;
+  if (name == "regress-selftest") return tma::cli::regress_selftest;
+  if (name == "sweep") return tma::cli::sweep;
+  if (name == "random") return tma::cli::random;
+  if (name == "coverage") return tma::cli::coverage;
+  return nullptr;
+}
+
+}  // namespace
+
 int sc_main(int argc, char** argv) {
   tma::set_executable_path(argc > 0 ? argv[0] : "");
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return 2;
   }
   const std::string cmd = argv[1];
-  if (cmd == "check") return tma::cli::check(argc - 2, argv + 2);
-  if (cmd == "run") return tma::cli::run(argc - 2, argv + 2);
-  if (cmd == "bench") return tma::cli::bench(argc - 2, argv + 2);
-  if (cmd == "regress") return tma::cli::regress(argc - 2, argv + 2);
-  if (cmd == "regress-merge") return tma::cli::regress_merge(argc - 2, argv + 2);
-  if (cmd == "regress-selftest") return tma::cli::regress_selftest(argc - 2, argv + 2);
-  if (cmd == "sweep") return tma::cli::sweep(argc - 2, argv + 2);
-  if (cmd == "random") return tma::cli::random(argc - 2, argv + 2);
-  if (cmd == "coverage") return tma::cli::coverage(argc - 2, argv + 2);
-  std::fprintf(stderr, "tma-sim: unknown command '%s'\n%s", cmd.c_str(), kUsage);
+  if (cmd == "--help" || cmd == "-h" || (cmd == "help" && argc == 2)) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (cmd == "--version" || cmd == "-V") {
+    std::printf("tma-sim %s\n", TMA_VERSION);
+    return 0;
+  }
+  if (cmd == "help") {
+    // "tma-sim help COMMAND [SUBCOMMAND]" is "tma-sim COMMAND [SUBCOMMAND] --help".
+    const Command c = find_command(argv[2]);
+    if (!c) {
+      tma::cli::print_error(std::string("no command '") + argv[2] + "' (run 'tma-sim help' for the list)");
+      return 2;
+    }
+    std::vector<char*> args(argv + 3, argv + argc);
+    static char help[] = "--help";
+    args.push_back(help);
+    return c(static_cast<int>(args.size()), args.data());
+  }
+  if (const Command c = find_command(cmd)) return c(argc - 2, argv + 2);
+  tma::cli::print_error("unknown command '" + cmd + "'");
+  std::fputs(kUsage, stderr);
   return 2;
 }

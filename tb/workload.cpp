@@ -288,6 +288,16 @@ uint64_t box_smem_bytes(const TensorMap& m) {
   return rows * padded(n0 * unit);
 }
 
+std::vector<std::string> scenario_warnings(const Scenario& s, const ArchConfig& arch) {
+  std::vector<std::string> out;
+  if (s.sms > arch.sm_count)
+    out.push_back("scenario '" + s.name + "' runs on " + std::to_string(s.sms) + " SMs, more than the " +
+                  std::to_string(arch.sm_count) + " of architecture '" + arch.name +
+                  "' (sm_count); all of them are simulated (--set sms=" + std::to_string(arch.sm_count) +
+                  " runs on the GPU's SMs)");
+  return out;
+}
+
 std::vector<SmProgram> build_programs(const Scenario& s, const ArchConfig& arch) {
   std::vector<SmProgram> progs(s.sms);
   switch (s.workload.kind) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "arch_config.h"
@@ -50,6 +51,10 @@ struct SmProgram {
 
 // Shared-memory bytes a box of this descriptor occupies (rows x padded pitch).
 uint64_t box_smem_bytes(const TensorMap& m);
+
+// What is legal but likely a mistake in running scenario `s` on `arch`: more SMs than the
+// architecture's sm_count (the model runs every SM the scenario asks for). One line each.
+std::vector<std::string> scenario_warnings(const Scenario& s, const ArchConfig& arch);
 
 // One program per SM. Throws std::runtime_error when the workload does not fit (a stage larger
 // than shared memory, tiles that do not divide the problem...).

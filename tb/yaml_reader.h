@@ -154,6 +154,9 @@ class YamlDoc {
 
   const std::string& file() const { return *file_; }
   YamlField root() const;
+  // The parsed tree, to change it before it is read (a yaml-cpp node is a handle: changes through
+  // it are the document's; nodes it adds have no line).
+  YAML::Node node() const { return root_; }
 
  private:
   YamlDoc(std::shared_ptr<const std::string> file, YAML::Node root) : file_(std::move(file)), root_(root) {}

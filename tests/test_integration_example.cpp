@@ -307,7 +307,7 @@ std::map<std::string, StatsRecord> g_stats;
 
 struct RunOnce {
   RunOnce() {
-    // The H200 parameters; resolve_project_path finds configs/ above the test's build folder.
+    // The H200 parameters; resolve_project_path finds configs/ in the project's folder.
     auto& suite = boost::unit_test::framework::master_test_suite();
     if (suite.argc > 0) set_executable_path(suite.argv[0]);
     const ArchConfig arch = load_arch_config(resolve_project_path("configs/arch/h200.yaml"));

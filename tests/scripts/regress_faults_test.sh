@@ -30,10 +30,12 @@ lists:
       - {name: hang, selftest: hang, timeout: 1}
       - {name: fail_1, selftest: fail}
       - {name: fail_2, selftest: fail}
-      - name: bad_input
-        scenario: $root/configs/scenarios/stream_tiles.yaml
-        set: {sms: 2, descriptors.T_tile.box: [300, 64]}
+      - {name: bad_input, golden: $work/badcase}
 EOF
+# Bad input only a job can find (a scenario and its overrides are checked when the file is read):
+# a golden case that does not load.
+mkdir -p "$work/badcase"
+printf 'colour: red\n' > "$work/badcase/bad.yaml"
 start=$(date +%s)
 set +e
 "$sim" regress "$work/faults.yaml" --jobs 3 --out "$work/runs" --junit "$work/junit.xml" >"$work/out.txt" 2>"$work/err.txt"
@@ -72,7 +74,7 @@ res = {n: json.load(open(os.path.join(run, "results", n + ".json"))) for n in wa
 assert res["hang"]["status"] == "timeout" and res["hang"]["signal"] == 9, res["hang"]  # SIGTERM ignored: SIGKILL
 assert res["hang"]["seconds"] < 10
 assert res["fail_1"]["signature"] == res["fail_2"]["signature"] == "selftest: case # at 0x#: smem byte #: expected 0x#, got 0x#"
-assert "descriptors.T_tile.box[#]" in res["bad_input"]["signature"], res["bad_input"]
+assert "unknown key 'colour'" in res["bad_input"]["signature"], res["bad_input"]
 groups = list(csv.DictReader(open(os.path.join(run, "failures.csv"))))
 assert groups[0]["count"] == "2" and groups[0]["jobs"] == "fail_1 fail_2", groups
 assert sum(int(g["count"]) for g in groups) == 6
@@ -81,6 +83,12 @@ assert [r["id"] for r in rows] == sorted(want), [r["id"] for r in rows]
 md = open(os.path.join(run, "summary.md")).read()
 assert "4 passed, 6 failed" in md and "## Failures by signature" in md and "## Replay" in md
 EOF
+# A failure as it happens shows the job's own line, numbers as written (the signature's '#' are for
+# grouping only).
+grep -qF "FAIL fail_1 (fail): selftest: case 17 at 0x7f3a10: smem byte 4096: expected 0x12, got 0x34" "$work/err.txt" ||
+  fail "progress line of fail_1: $(grep 'FAIL fail_1' "$work/err.txt")"
+grep -qF "FAIL bad_input (error): $work/badcase/bad.yaml:1: field 'colour'" "$work/err.txt" ||
+  fail "progress line of bad_input: $(grep 'FAIL bad_input' "$work/err.txt")"
 # Every replay command reproduces its job's outcome.
 replay() { grep -A1 "^FAILED $1 " "$work/out.txt" | sed -n 's/^  replay: //p'; }
 set +e
@@ -100,6 +108,25 @@ rc=$?
 set -e
 [ "$rc" = 2 ] || fail "a bad file gave exit $rc, expected 2"
 grep -q "bad.yaml:4: field 'lists.a.tests\[0\].colour': unknown key" "$work/bad.txt" || fail "error: $(cat "$work/bad.txt")"
+# A bad override of a scenario job: refused before anything runs (no run folder), at its line,
+# with the value as written.
+cat > "$work/bad_set.yaml" <<EOF
+lists:
+  a:
+    tests:
+      - {name: ok, selftest: pass}
+      - name: bad
+        scenario: $root/configs/scenarios/stream_tiles.yaml
+        set: {sms: 2, descriptors.T_tile.box: [300, 64]}
+EOF
+set +e
+"$sim" regress "$work/bad_set.yaml" --out "$work/runs_bad" 2>"$work/bad_set.txt"
+rc=$?
+set -e
+[ "$rc" = 2 ] || fail "a bad override gave exit $rc, expected 2"
+[ ! -e "$work/runs_bad" ] || fail "a bad override still made a run folder"
+grep -q "bad_set.yaml:7: field 'lists.a.tests\[1\].set.descriptors.T_tile.box': override 'descriptors.T_tile.box=\[300, 64\]'.*value 300 is outside" \
+  "$work/bad_set.txt" || fail "error: $(cat "$work/bad_set.txt")"
 
 # ---- 3. SIGINT, then --resume ----
 cat > "$work/intr.yaml" <<EOF
