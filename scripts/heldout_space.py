@@ -189,9 +189,16 @@ def main():
     ds = [r for r in rows(os.path.join(data, "descriptor_space.csv"))
           if r["mode"] == "serial" and r["location"] == "global" and r["prefetch"] in ("none", "all")]
     dpreds = run_all([descriptor_scenario(r) for r in ds])
+    one = {}
     for r, s in zip(ds, dpreds):
         fam("descriptor: serial loads over K global maps, prefetch %s" % r["prefetch"], "cycles").add(
             "K=%s" % r["K"], float(r["median_cycles"]), s["latency_p50"])
+        if r["K"] == "1":
+            one[r["prefetch"]] = (float(r["median_cycles"]), s["latency_p50"])
+    for r, s in zip(ds, dpreds):  # the cache's steps: the cost over K = 1
+        if r["K"] != "1" and r["prefetch"] in one:
+            fam("descriptor: cost over K = 1, prefetch %s" % r["prefetch"], "cycles", True).add(
+                "K=%s" % r["K"], float(r["median_cycles"]) - one[r["prefetch"]][0], s["latency_p50"] - one[r["prefetch"]][1])
     gm = []
     if not a.skip_gemm:
         gm = [r for r in rows(os.path.join(data, "gemm.csv")) if r["BN"] == "128" and r["raster"] in ("m", "n")]
