@@ -1,0 +1,51 @@
+// What the tools write for people and dashboards: JUnit counts, the sweep CSV, the stats JSON,
+// the VCD writer, progress lines (docs/regressions.md, docs/sweeps.md, docs/scenarios.md).
+#define BOOST_TEST_MODULE outputs
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+
+#include "regress_report.h"
+
+// Linked with tma_bench, so with libsystemc, which wants an sc_main (Boost.Test provides main).
+extern "C" int sc_main(int, char**) { return 0; }
+
+using namespace tma::regress;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+ReportEntry entry(const std::string& id, std::optional<Status> status) {
+  ReportEntry e;
+  e.job.id = id;
+  e.job.kind = "selftest";
+  e.run_dir = "/runs/r";
+  if (status) {
+    Result r;
+    r.id = id;
+    r.status = *status;
+    r.exit_code = *status == Status::pass ? 0 : 1;
+    if (*status == Status::fail) r.signature = r.first_line = "mismatch";
+    e.result = r;
+  }
+  return e;
+}
+
+}  // namespace
+
+// An interrupted run must not look green: the jobs it never ran are errors, not skipped.
+BOOST_AUTO_TEST_CASE(junit_counts_jobs_not_run_as_errors) {
+  Report r;
+  r.mode = "regress";
+  r.name = "nightly";
+  r.interrupted = true;
+  r.entries = {entry("a", Status::pass), entry("b", Status::fail), entry("c", Status::skipped),
+               entry("d", std::nullopt), entry("e", Status::not_run)};
+  r.entries[2].result->reason = "no random command";
+  const std::string x = junit_xml(r);
+  BOOST_TEST(contains(x, "tests=\"5\" failures=\"1\" errors=\"2\" skipped=\"1\""));
+  BOOST_TEST(contains(x, "<error type=\"not_run\" message=\"not run (the run was interrupted)\"/>"));
+  BOOST_TEST(!contains(x, "<skipped message=\"not run"));
+  BOOST_TEST(contains(x, "<skipped message=\"no random command\"/>"));
+}
