@@ -550,7 +550,10 @@ std::string sweep_csv(const Report& r) {
   std::string o = "point";
   for (const std::string& p : r.param_names) o += "," + csv_field(p);
   o += ",status";
-  for (const std::string& k : keys) o += "," + csv_field(k);
+  // A statistic named like a parameter (a sweep over `sms`) keeps its value under "summary.NAME":
+  // one column per name, as CSV readers keep only one of two equal names.
+  const std::set<std::string> params(r.param_names.begin(), r.param_names.end());
+  for (const std::string& k : keys) o += "," + csv_field(params.count(k) ? "summary." + k : k);
   o += "\n";
   for (const ReportEntry& e : r.entries) {
     o += csv_field(e.job.id);

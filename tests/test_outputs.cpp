@@ -3,7 +3,9 @@
 #define BOOST_TEST_MODULE outputs
 #include <boost/test/unit_test.hpp>
 
+#include <set>
 #include <string>
+#include <vector>
 
 #include "regress_report.h"
 
@@ -48,4 +50,31 @@ BOOST_AUTO_TEST_CASE(junit_counts_jobs_not_run_as_errors) {
   BOOST_TEST(contains(x, "<error type=\"not_run\" message=\"not run (the run was interrupted)\"/>"));
   BOOST_TEST(!contains(x, "<skipped message=\"not run"));
   BOOST_TEST(contains(x, "<skipped message=\"no random command\"/>"));
+}
+
+// A parameter named like a statistic (a sweep over `sms`) must not give the CSV two `sms` columns:
+// csv.DictReader and pandas keep only one of them, silently.
+BOOST_AUTO_TEST_CASE(sweep_csv_has_no_duplicate_column) {
+  Report r;
+  r.mode = "sweep";
+  r.name = "s";
+  r.param_names = {"promotion", "sms"};
+  for (const char* id : {"0-none-16", "1-none-132"}) {
+    ReportEntry e = entry(id, Status::pass);
+    e.job.params = {{"promotion", "none"}, {"sms", id[0] == '0' ? "16" : "132"}};
+    e.result->summary = {{"scenario", "stream"}, {"sms", id[0] == '0' ? "16" : "132"}, {"cycles", "1000"}};
+    r.entries.push_back(e);
+  }
+  const std::string csv = sweep_csv(r);
+  const std::string header = csv.substr(0, csv.find('\n'));
+  std::vector<std::string> cols;
+  for (size_t at = 0; at <= header.size();) {
+    const size_t comma = std::min(header.find(',', at), header.size());
+    cols.push_back(header.substr(at, comma - at));
+    at = comma + 1;
+  }
+  std::set<std::string> unique(cols.begin(), cols.end());
+  BOOST_TEST(unique.size() == cols.size(), header);
+  BOOST_TEST(header == "point,promotion,sms,status,scenario,summary.sms,cycles");
+  BOOST_TEST(contains(csv, "\n0-none-16,none,16,pass,stream,16,1000\n"));
 }
