@@ -32,9 +32,16 @@ class StatsProvider {
 // Module path -> its record, for every StatsProvider in the elaborated hierarchy.
 std::map<std::string, StatsRecord> collect_hierarchy_stats();
 
-// Writes {"path": {"name": value, ...}, ...} with keys sorted, numbers printed exactly.
+// Writes {"path": {"name": value, ...}, ...} with keys sorted, numbers printed exactly. The header's
+// entries come first, in their order; their values are JSON text (json_number, json_string, an
+// object...), written as they are.
 void write_stats_json(std::ostream& out, const std::map<std::string, StatsRecord>& stats,
                       const std::vector<std::pair<std::string, std::string>>& header = {});
+
+// JSON text of a number (whole numbers without a fraction, others to 6 significant digits; null
+// for a NaN or an infinity, which JSON cannot write) and of a string (quoted, escaped).
+std::string json_number(double v);
+std::string json_string(const std::string& s);
 
 // Sum of one counter over every module whose path ends in `suffix` (".tma.splitter", say).
 double sum_stat(const std::map<std::string, StatsRecord>& stats, const std::string& suffix, const std::string& name);

@@ -76,6 +76,8 @@ int run(int argc, char** argv) {
     Scenario s = load_scenario(resolve_project_path(scenario_path), sets);
     ArchConfig arch = load_arch_config(resolve_project_path(arch_path.empty() ? s.arch : arch_path));
     apply_arch_overrides(arch, arch_sets);
+    opt.scenario_overrides = sets;
+    opt.arch_overrides = arch_sets;
     RunSummary r = run_scenario(s, arch, opt);
     print_summary(stdout, r);
     return (r.scoreboard_mismatches || r.invariant_violations) ? 1 : 0;

@@ -280,4 +280,10 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   return s;
 }
 
+YAML::Node scenario_document(const std::string& path, const std::vector<std::string>& overrides) {
+  YAML::Node raw = YAML::LoadFile(path);
+  for (const std::string& o : overrides) apply_override(raw, o);
+  return raw;
+}
+
 }  // namespace tma

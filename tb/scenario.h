@@ -13,6 +13,10 @@
 #include "tensor_map.h"
 #include "tma_op.h"
 
+namespace YAML {
+class Node;
+}
+
 namespace tma {
 
 struct ScenarioTensor {
@@ -87,5 +91,9 @@ struct Scenario {
 // std::runtime_error for a malformed override. Overrides set any field of the file before it
 // is read: "descriptors.A.l2_promotion=256B", "sms=16", "workload.stages=4".
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// The scenario file's YAML tree with the overrides applied: what load_scenario read (for the
+// record of a run's configuration). Call it after load_scenario accepted the same arguments.
+YAML::Node scenario_document(const std::string& path, const std::vector<std::string>& overrides);
 
 }  // namespace tma

@@ -12,8 +12,10 @@
 #include "descriptor_codec.h"
 #include "gpu_system.h"
 #include "perfetto_trace.h"
+#include "run_config.h"
 #include "scoreboard.h"
 #include "vcd_writer.h"
+#include "version.h"
 #include "workload.h"
 
 namespace tma {
@@ -155,6 +157,7 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   RunMonitor monitor("monitor", gpu, issuers, options);
   sc_core::sc_start();
   gpu.check_drained();
+  const uint64_t simulated_cycles = CycleClock(arch.sm_clock_mhz).now_cycles();
 
   RunSummary r;
   r.invariant_checks = gpu.invariants().checks();
@@ -164,6 +167,7 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   r.arch = arch.name;
   r.sms = s.sms;
   r.clock_mhz = arch.sm_clock_mhz;
+  r.simulated_cycles = simulated_cycles;
   std::vector<uint32_t> lat;
   for (auto& i : issuers) {
     r.cycles = std::max(r.cycles, i->finish_cycle());
@@ -210,14 +214,21 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   if (!options.stats_path.empty()) {
     std::ofstream out(options.stats_path);
     if (!out) throw std::runtime_error("cannot write " + options.stats_path);
-    std::vector<std::pair<std::string, std::string>> header = {{"scenario", s.name}, {"arch", arch.name}};
-    for (const auto& [k, v] : summary_fields(r)) header.emplace_back("summary." + k, v);
+    std::vector<std::pair<std::string, std::string>> header = {
+        {"tool", "{\"name\": \"tma-sim\", \"version\": " + json_string(kToolVersion) + "}"},
+        {"scenario", json_string(s.name)},
+        {"arch", json_string(arch.name)},
+        {"simulated_cycles", json_number(static_cast<double>(r.simulated_cycles))},
+        {"interrupted", "false"},
+        {"config", run_config_json(s, arch, options)}};
+    for (const SummaryField& f : summary_fields(r))
+      header.emplace_back("summary." + f.name, f.number ? f.text : json_string(f.text));
     write_stats_json(out, r.stats, header);
   }
   return r;
 }
 
-std::vector<std::pair<std::string, std::string>> summary_fields(const RunSummary& r) {
+std::vector<SummaryField> summary_fields(const RunSummary& r) {
   auto u = [](uint64_t v) { return std::to_string(v); };
   auto f = [](double v) {
     char b[64];
@@ -225,7 +236,7 @@ std::vector<std::pair<std::string, std::string>> summary_fields(const RunSummary
     return std::string(b);
   };
   return {
-      {"scenario", r.scenario},          {"arch", r.arch},
+      {"scenario", r.scenario, false},   {"arch", r.arch, false},
       {"sms", u(r.sms)},                 {"cycles", u(r.cycles)},
       {"seconds", f(r.seconds())},       {"loads", u(r.loads)},
       {"stores", u(r.stores)},           {"reductions", u(r.reductions)},

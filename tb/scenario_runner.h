@@ -22,6 +22,8 @@ struct RunOptions {
   uint32_t vcd_sample_cycles = 64;
   bool progress = true;     // a progress line on stderr for runs longer than a few seconds
   bool scoreboard = true;
+  // What the scenario and the architecture were read with (recorded in the stats' "config").
+  std::vector<std::string> scenario_overrides, arch_overrides;
 };
 
 struct RunSummary {
@@ -29,6 +31,7 @@ struct RunSummary {
   uint32_t sms = 0;
   double clock_mhz = 0;
   uint64_t cycles = 0;               // simulated cycles until the last CTA finished
+  uint64_t simulated_cycles = 0;     // the simulated time reached (the end of the simulation)
   uint64_t loads = 0, stores = 0, reductions = 0, prefetches = 0, faults = 0;
   uint64_t bytes_loaded = 0;         // complete_tx bytes of the loads, once per operation: the unique
                                      // bytes read from global (a multicast counts once)
@@ -66,7 +69,12 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
 
 void print_summary(std::FILE* out, const RunSummary& r);
 
-// Flat "name,value" pairs of the summary, in a fixed order (sweep CSV columns).
-std::vector<std::pair<std::string, std::string>> summary_fields(const RunSummary& r);
+// The summary's values in a fixed order (the stats' summary.* keys, the sweep CSV's columns):
+// text as printed, and whether it is a number (JSON writes it unquoted) or a name.
+struct SummaryField {
+  std::string name, text;
+  bool number = true;
+};
+std::vector<SummaryField> summary_fields(const RunSummary& r);
 
 }  // namespace tma

@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
 #include "regress_report.h"
+#include "run_config.h"
 
 // Linked with tma_bench, so with libsystemc, which wants an sc_main (Boost.Test provides main).
 extern "C" int sc_main(int, char**) { return 0; }
@@ -77,4 +80,14 @@ BOOST_AUTO_TEST_CASE(sweep_csv_has_no_duplicate_column) {
   BOOST_TEST(unique.size() == cols.size(), header);
   BOOST_TEST(header == "point,promotion,sms,status,scenario,summary.sms,cycles");
   BOOST_TEST(contains(csv, "\n0-none-16,none,16,pass,stream,16,1000\n"));
+}
+
+// The stats' "config" writes a scenario's YAML as JSON with the types YAML gives its scalars.
+BOOST_AUTO_TEST_CASE(yaml_to_json_keeps_the_types_of_scalars) {
+  const YAML::Node n = YAML::Load(
+      "{name: \"123\", sms: 16, address: 0x100000000, off: -3, f: 2.5, on: true, none: ~, box: [64, 128], "
+      "text: 0x10 bytes, e: 1e3}");
+  BOOST_TEST(tma::yaml_to_json(n) ==
+             "{\"name\": \"123\", \"sms\": 16, \"address\": 4294967296, \"off\": -3, \"f\": 2.5, \"on\": true, "
+             "\"none\": null, \"box\": [64, 128], \"text\": \"0x10 bytes\", \"e\": 1000}");
 }
