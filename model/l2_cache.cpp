@@ -413,6 +413,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   far_promoted_.clear();
   delay = clock_.to_time(t_done) - sc_core::sc_time_stamp();
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  if (occupancy_) occupancy_->add(t0, t_done);
 
   // Keep the bandwidth books short: nothing arrives much earlier than now.
   const uint64_t settled = clock_.now_cycles() > 4 * window_ ? clock_.now_cycles() - 4 * window_ : 0;

@@ -37,6 +37,8 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   // Marks [address, address + bytes) as present (clean), as if read before the run: a warm L2.
   // Stops when the L2 is full.
   void prefill(uint64_t address, uint64_t bytes);
+  // Records each request's [issue, answer) cycles there (the VCD's occupancy); none by default.
+  void set_occupancy_log(OccupancyLog* log) { occupancy_ = log; }
 
  private:
   struct Line {
@@ -115,6 +117,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint64_t bytes_requested_ = 0, dram_fill_bytes_ = 0, writeback_bytes_ = 0, evictions_ = 0;
   uint64_t far_requests_ = 0, lts_sectors_ = 0, near_copy_hits_ = 0, reduction_misses_ = 0;
   uint64_t promoted_far_sectors_ = 0;  // unasked sectors of fills, homed away from the SM (ncu counts them)
+  OccupancyLog* occupancy_ = nullptr;
 };
 
 }  // namespace tma

@@ -2,6 +2,7 @@
 
 #include <systemc>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -73,6 +74,20 @@ void write_stats_json(std::ostream& out, const std::map<std::string, StatsRecord
     first = false;
   }
   out << "\n}\n";
+}
+
+void OccupancyLog::add(uint64_t begin, uint64_t end) {
+  if (end <= begin || end <= queried_) return;
+  if (begin <= queried_) ++current_;  // begun before the last query (late news): in flight from now
+  else ++changes_[begin];
+  --changes_[end];
+}
+
+uint64_t OccupancyLog::in_flight(uint64_t cycle) {
+  for (auto it = changes_.begin(); it != changes_.end() && it->first <= cycle; it = changes_.erase(it))
+    current_ += it->second;
+  queried_ = std::max(queried_, cycle);
+  return current_ > 0 ? static_cast<uint64_t>(current_) : 0;
 }
 
 double sum_stat(const std::map<std::string, StatsRecord>& stats, const std::string& suffix, const std::string& name) {

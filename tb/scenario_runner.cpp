@@ -41,10 +41,24 @@ class RunMonitor : public sc_core::sc_module {
         vcd_->add_signal(scope, "tma_busy", 1);
         vcd_->add_signal(scope, "cta_done", 1);
       }
+      // The shared memory system beside the SMs: requests the L2 has not answered, DRAM accesses
+      // not done.
+      vcd_->add_signal("l2", "requests_in_flight", kSharedWidth);
+      vcd_->add_signal("l2", "busy", 1);
+      vcd_->add_signal("dram", "accesses_in_flight", kSharedWidth);
+      vcd_->add_signal("dram", "busy", 1);
+      gpu.l2().set_occupancy_log(&l2_occupancy_);
+      gpu.dram().set_occupancy_log(&dram_occupancy_);
     }
     SC_HAS_PROCESS(RunMonitor);
     SC_THREAD(watch);
     if (vcd_) SC_THREAD(sample);
+  }
+  // After the simulation: the VCD's last values and its end time.
+  void finish_vcd(uint64_t cycle) {
+    if (!vcd_) return;
+    vcd_->sample(cycle, values(cycle));
+    vcd_->finish(cycle);
   }
 
  private:
@@ -72,18 +86,27 @@ class RunMonitor : public sc_core::sc_module {
     if (printed_) std::fprintf(stderr, "\n");
     sc_core::sc_stop();
   }
-  void sample() {
+  std::vector<uint64_t> values(uint64_t cycle) {
     std::vector<uint64_t> v;
+    for (uint32_t sm = 0; sm < gpu_.sm_count(); ++sm) {
+      TmaUnit& u = gpu_.unit(sm);
+      v.push_back(std::min<uint64_t>(u.ops_in_flight(), 0xFFFF));
+      v.push_back(std::min<uint64_t>(u.queue_depth(), 0xFF));
+      v.push_back(u.ops_in_flight() > 0);
+      v.push_back(issuers_[sm]->finished());
+    }
+    const uint64_t max = (uint64_t{1} << kSharedWidth) - 1;
+    for (OccupancyLog* log : {&l2_occupancy_, &dram_occupancy_}) {
+      const uint64_t n = log->in_flight(cycle);
+      v.push_back(std::min(n, max));
+      v.push_back(n > 0);
+    }
+    return v;
+  }
+  void sample() {
     while (true) {
-      v.clear();
-      for (uint32_t sm = 0; sm < gpu_.sm_count(); ++sm) {
-        TmaUnit& u = gpu_.unit(sm);
-        v.push_back(std::min<uint64_t>(u.ops_in_flight(), 0xFFFF));
-        v.push_back(std::min<uint64_t>(u.queue_depth(), 0xFF));
-        v.push_back(u.ops_in_flight() > 0);
-        v.push_back(issuers_[sm]->finished());
-      }
-      vcd_->sample(clock_.now_cycles(), v);
+      const uint64_t now = clock_.now_cycles();
+      vcd_->sample(now, values(now));
       sc_core::wait(clock_.to_time(options_.vcd_sample_cycles));
     }
   }
@@ -94,6 +117,8 @@ class RunMonitor : public sc_core::sc_module {
   CycleClock clock_;
   Clock::time_point started_;
   std::unique_ptr<VcdWriter> vcd_;
+  static constexpr int kSharedWidth = 20;  // 132 SMs x 512 requests in flight need 17 bits
+  OccupancyLog l2_occupancy_, dram_occupancy_;
   bool printed_ = false;
 };
 
@@ -158,6 +183,7 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   sc_core::sc_start();
   gpu.check_drained();
   const uint64_t simulated_cycles = CycleClock(arch.sm_clock_mhz).now_cycles();
+  monitor.finish_vcd(simulated_cycles);
 
   RunSummary r;
   r.invariant_checks = gpu.invariants().checks();

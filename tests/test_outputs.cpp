@@ -11,6 +11,7 @@
 
 #include "regress_report.h"
 #include "run_config.h"
+#include "stats.h"
 
 // Linked with tma_bench, so with libsystemc, which wants an sc_main (Boost.Test provides main).
 extern "C" int sc_main(int, char**) { return 0; }
@@ -90,4 +91,21 @@ BOOST_AUTO_TEST_CASE(yaml_to_json_keeps_the_types_of_scalars) {
   BOOST_TEST(tma::yaml_to_json(n) ==
              "{\"name\": \"123\", \"sms\": 16, \"address\": 4294967296, \"off\": -3, \"f\": 2.5, \"on\": true, "
              "\"none\": null, \"box\": [64, 128], \"text\": \"0x10 bytes\", \"e\": 1000}");
+}
+
+// The VCD's L2 and DRAM occupancies: requests arrive timed ahead and out of order.
+BOOST_AUTO_TEST_CASE(occupancy_counts_requests_in_flight) {
+  tma::OccupancyLog log;
+  log.add(10, 20);
+  log.add(5, 15);
+  log.add(30, 30);  // zero length: never in flight
+  BOOST_TEST(log.in_flight(4) == 0u);
+  BOOST_TEST(log.in_flight(5) == 1u);
+  BOOST_TEST(log.in_flight(12) == 2u);
+  log.add(8, 25);   // news of a request begun before the last query: in flight from now on
+  log.add(1, 11);   // ...and one that ended before it: never seen
+  BOOST_TEST(log.in_flight(13) == 3u);
+  BOOST_TEST(log.in_flight(15) == 2u);
+  BOOST_TEST(log.in_flight(20) == 1u);
+  BOOST_TEST(log.in_flight(30) == 0u);
 }

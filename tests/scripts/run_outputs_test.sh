@@ -4,6 +4,10 @@
 #   run_outputs_test.sh TMA_SIM ROOT stats      --stats: valid JSON, numbers as numbers, the resolved
 #                                               configuration (scenario after --set, the whole
 #                                               architecture after --arch-set, the tool's version)
+#   run_outputs_test.sh TMA_SIM ROOT vcd        --vcd: through GTKWave's own vcd2fst and fst2vcd, the time
+#                                               axis stays in picoseconds of the clock (a cycle is
+#                                               the clock period), scopes in SM order, the L2 and
+#                                               DRAM beside the SMs (needs gtkwave: exit 77 without)
 set -euo pipefail
 sim=$1
 root=$2
@@ -49,6 +53,64 @@ for section in ("tma", "descriptor_cache", "smem", "l2", "dram", "cluster", "sim
 assert c["options"]["scoreboard"] is True, c["options"]
 # Module statistics stay objects of numbers.
 assert all(isinstance(v, (int, float)) for v in s["gpu.l2"].values()), s["gpu.l2"]
+EOF
+    ;;
+  vcd)
+    command -v vcd2fst >/dev/null && command -v fst2vcd >/dev/null ||
+      { echo "GTKWave's vcd2fst/fst2vcd missing (apt-get install gtkwave): skipped"; exit 77; }
+    # 12 SMs: sm10 and sm11 sort before sm2 as text. The H100's clock is 1980 MHz: 505 ps a cycle,
+    # which VCD cannot write as a timescale (1, 10 or 100 of a unit).
+    "$sim" run "$gemm" --set sms=12 --set workload.m=768 --set workload.n=512 --set workload.k=256 --quiet \
+      --vcd "$work/run.vcd" --vcd-sample 16 --stats "$work/s.json" >"$work/out.txt" || fail "run failed: $(cat "$work/out.txt")"
+    vcd2fst "$work/run.vcd" "$work/run.fst" >/dev/null 2>&1 || fail "vcd2fst refused the VCD"
+    fst2vcd "$work/run.fst" >"$work/back.vcd" 2>/dev/null || fail "fst2vcd failed"
+    "$py" - "$work/run.vcd" "$work/back.vcd" "$work/s.json" <<'EOF'
+import json, re, sys
+stats = json.load(open(sys.argv[3]))
+period_ps = round(1e6 / stats["config"]["arch"]["fields"]["sm_clock_mhz"])
+
+def parse(path):
+    """timescale, scope names in order, {scope.signal: [(time, value)]}, last time"""
+    text = open(path).read()
+    m = re.search(r"\$timescale\s+(\S+)\s*(\S*)\s*\$end", text)
+    scale = (m.group(1) + m.group(2)).replace(" ", "")
+    scopes = re.findall(r"\$scope module (\S+) \$end", text)
+    ids, changes, t, scope = {}, {}, 0, None
+    for line in text.splitlines():
+        if line.startswith("$scope module "):
+            scope = line.split()[2]
+        elif line.startswith("$var "):
+            f = line.split()
+            ids[f[3]] = scope + "." + f[4]
+        elif line.startswith("#"):
+            t = int(line[1:])
+        elif line[:1] in ("0", "1") and line[1:] in ids:
+            changes.setdefault(ids[line[1:]], []).append((t, int(line[0])))
+        elif line.startswith("b"):
+            v, i = line[1:].split()
+            changes.setdefault(ids[i], []).append((t, int(v, 2)))
+    return scale, scopes, changes, t
+
+scale, scopes, changes, end = parse(sys.argv[1])
+bscale, bscopes, bchanges, bend = parse(sys.argv[2])
+assert scale == "1ps", f"timescale {scale}: VCD allows only 1, 10 or 100 of a unit"
+assert bscale == "1ps" and bend == end, (bscale, bend, end)  # GTKWave reads the same time axis
+assert bscopes == scopes, (bscopes, scopes)
+assert scopes == [f"sm{i}" for i in range(12)] + ["l2", "dram"], scopes
+# The waveform lasts the run: its last time is the simulated end, in picoseconds.
+assert end == stats["simulated_cycles"] * period_ps, (end, stats["simulated_cycles"], period_ps)
+# Every change is on a cycle boundary, and each CTA is done at its finish cycle (within a sample).
+for sig, ch in bchanges.items():
+    assert all(t % period_ps == 0 for t, _ in ch), sig
+for sm in range(12):
+    done = [t for t, v in bchanges[f"sm{sm}.cta_done"] if v == 1]
+    finish = stats[f"cta{sm}"]["finish_cycle"]
+    assert done and finish <= done[0] // period_ps < finish + 16, (sm, done, finish)
+# The L2 and DRAM were busy during the run, and idle at its end.
+for unit, occ in (("l2", "requests_in_flight"), ("dram", "accesses_in_flight")):
+    assert max(v for _, v in bchanges[f"{unit}.{occ}"]) > 0, unit
+    assert any(v == 1 for _, v in bchanges[f"{unit}.busy"]), unit
+    assert bchanges[f"{unit}.busy"][-1][1] == 0 and bchanges[f"{unit}.{occ}"][-1][1] == 0, unit
 EOF
     ;;
   *)
