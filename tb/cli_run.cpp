@@ -29,6 +29,8 @@ const char* kUsage =
     "  --vcd FILE          VCD of per-SM occupancies and busy signals (GTKWave)\n"
     "  --vcd-sample N      VCD sample period in cycles (default 64)\n"
     "  --trace FILE        Chrome/Perfetto JSON trace of operations and L2 requests\n"
+    "  --trace-max-events N  L2 request events written at most (default 200000, 0: no cap); the\n"
+    "                      summary and the trace's metadata say how many were dropped\n"
     "  --no-scoreboard     skip the reference comparison (faster)\n"
     "  --quiet             no progress line\n"
     "Model invariants (every operation completes exactly once, no queue beyond its depth) are\n"
@@ -58,6 +60,12 @@ int run(int argc, char** argv) {
       else if (a == "--vcd") opt.vcd_path = value("--vcd");
       else if (a == "--vcd-sample") opt.vcd_sample_cycles = static_cast<uint32_t>(std::stoul(value("--vcd-sample")));
       else if (a == "--trace") opt.trace_path = value("--trace");
+      else if (a == "--trace-max-events") {
+        const std::string v = value("--trace-max-events");
+        if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos)
+          throw std::runtime_error("--trace-max-events '" + v + "': expected a whole number (0: no cap)");
+        opt.trace_max_events = std::stoull(v);
+      }
       else if (a == "--no-scoreboard") opt.scoreboard = false;
       else if (a == "--quiet") opt.progress = false;
       else if (!a.empty() && a[0] == '-') throw std::runtime_error("unknown option '" + a + "'");

@@ -107,7 +107,8 @@ std::string run_config_json(const Scenario& s, const ArchConfig& arch, const Run
   std::string options = "{\"scoreboard\": " + std::string(o.scoreboard ? "true" : "false") +
                         ", \"stats\": " + json_string(o.stats_path) + ", \"vcd\": " + json_string(o.vcd_path) +
                         ", \"vcd_sample_cycles\": " + json_number(o.vcd_sample_cycles) +
-                        ", \"trace\": " + json_string(o.trace_path) + "}";
+                        ", \"trace\": " + json_string(o.trace_path) +
+                        ", \"trace_max_events\": " + json_number(static_cast<double>(o.trace_max_events)) + "}";
   return "{\"scenario\": " + scenario + ", \"arch\": " + arch_json + ", \"options\": " + options + "}";
 }
 

@@ -169,7 +169,7 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   Scoreboard scoreboard(gpu, s.gpu);
   std::unique_ptr<PerfettoTrace> trace;
   if (!options.trace_path.empty()) {
-    trace = std::make_unique<PerfettoTrace>(options.trace_path, arch.sm_clock_mhz);
+    trace = std::make_unique<PerfettoTrace>(options.trace_path, arch.sm_clock_mhz, options.trace_max_events);
     if (!trace->ok()) throw std::runtime_error("cannot write " + options.trace_path);
   }
   for (uint32_t sm = 0; sm < s.sms; ++sm) {
@@ -236,6 +236,13 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   r.scoreboard_mismatches = scoreboard.mismatches();
   r.scoreboard_reports = scoreboard.reports();
   r.host_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (trace) {
+    r.trace_path = options.trace_path;
+    r.trace_ops = trace->op_events();
+    r.trace_request_events = trace->request_events();
+    r.trace_dropped = trace->dropped_request_events();
+    r.trace_max_events = trace->max_request_events();
+  }
 
   if (!options.stats_path.empty()) {
     std::ofstream out(options.stats_path);
@@ -325,6 +332,16 @@ void print_summary(std::FILE* out, const RunSummary& r) {
   std::fprintf(out, "  invariants         %llu checks, %llu violations\n", static_cast<unsigned long long>(r.invariant_checks),
                static_cast<unsigned long long>(r.invariant_violations));
   for (const std::string& line : r.invariant_reports) std::fprintf(out, "    %s\n", line.c_str());
+  if (!r.trace_path.empty()) {
+    std::fprintf(out, "  trace              %s: %llu operations, %llu L2 requests", r.trace_path.c_str(),
+                 static_cast<unsigned long long>(r.trace_ops), static_cast<unsigned long long>(r.trace_request_events));
+    if (r.trace_dropped)  // the cap applied: say so, or the trace looks like the whole run
+      std::fprintf(out, "; %llu of %llu L2 request events dropped (%.0f%%) beyond --trace-max-events %llu (0: no cap)",
+                   static_cast<unsigned long long>(r.trace_dropped),
+                   static_cast<unsigned long long>(r.trace_request_events),
+                   100.0 * r.trace_dropped / r.trace_request_events, static_cast<unsigned long long>(r.trace_max_events));
+    std::fprintf(out, "\n");
+  }
   std::fprintf(out, "  host               %.2f s, %.1f MB/s and %.0f cycles/s simulated\n", r.host_seconds,
                r.host_seconds > 0 ? r.bytes_loaded / mb / r.host_seconds : 0,
                r.host_seconds > 0 ? r.cycles / r.host_seconds : 0);

@@ -20,6 +20,7 @@ struct RunOptions {
   std::string vcd_path;     // occupancies and busy signals
   std::string trace_path;   // Chrome/Perfetto trace of operations and requests
   uint32_t vcd_sample_cycles = 64;
+  uint64_t trace_max_events = 200000;  // L2 request events written to the trace at most (0: all)
   bool progress = true;     // a progress line on stderr for runs longer than a few seconds
   bool scoreboard = true;
   // What the scenario and the architecture were read with (recorded in the stats' "config").
@@ -51,6 +52,8 @@ struct RunSummary {
   uint64_t invariant_checks = 0, invariant_violations = 0;
   std::vector<std::string> invariant_reports;
   double host_seconds = 0;
+  std::string trace_path;            // the Perfetto trace ("" when none was written), its events
+  uint64_t trace_ops = 0, trace_request_events = 0, trace_dropped = 0, trace_max_events = 0;
   std::map<std::string, StatsRecord> stats;
 
   double seconds() const { return cycles / (clock_mhz * 1e6); }

@@ -8,6 +8,8 @@
 #                                               axis stays in picoseconds of the clock (a cycle is
 #                                               the clock period), scopes in SM order, the L2 and
 #                                               DRAM beside the SMs (needs gtkwave: exit 77 without)
+#   run_outputs_test.sh TMA_SIM ROOT trace      --trace with --trace-max-events: the events dropped by the
+#                                               cap are said in the summary and the trace's metadata
 set -euo pipefail
 sim=$1
 root=$2
@@ -111,6 +113,29 @@ for unit, occ in (("l2", "requests_in_flight"), ("dram", "accesses_in_flight")):
     assert max(v for _, v in bchanges[f"{unit}.{occ}"]) > 0, unit
     assert any(v == 1 for _, v in bchanges[f"{unit}.busy"]), unit
     assert bchanges[f"{unit}.busy"][-1][1] == 0 and bchanges[f"{unit}.{occ}"][-1][1] == 0, unit
+EOF
+    ;;
+  trace)
+    # A cap that applies: the summary and the trace's metadata say how many events were dropped.
+    "$sim" run "$gemm" "${small[@]}" --quiet --trace "$work/t.json" --trace-max-events 100 >"$work/out.txt" ||
+      fail "run failed: $(cat "$work/out.txt")"
+    grep -qE "^  trace +.*L2 request events dropped" "$work/out.txt" || fail "no line about dropped events: $(cat "$work/out.txt")"
+    # No cap: every event written, no such line.
+    "$sim" run "$gemm" "${small[@]}" --quiet --trace "$work/all.json" --trace-max-events 0 >"$work/all.txt" ||
+      fail "run failed: $(cat "$work/all.txt")"
+    ! grep -q "dropped" "$work/all.txt" || fail "no cap, yet: $(grep dropped "$work/all.txt")"
+    "$py" - "$work/t.json" "$work/all.json" "$work/out.txt" <<'EOF'
+import json, sys
+capped, full = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+def l2_events(t): return sum(1 for e in t["traceEvents"] if e.get("cat") == "l2")
+total = l2_events(full)
+m = capped["metadata"]
+assert total > 100 and full["metadata"]["l2_request_events"] == total, (total, full["metadata"])
+assert full["metadata"]["l2_request_events_dropped"] == 0 and full["metadata"]["max_l2_request_events"] == 0
+assert l2_events(capped) == 100 and m["max_l2_request_events"] == 100, m
+assert m["l2_request_events"] == total and m["l2_request_events_dropped"] == total - 100, (m, total)
+line = [l for l in open(sys.argv[3]) if l.startswith("  trace ")][0]
+assert f"{total - 100} of {total} L2 request events dropped" in line, line
 EOF
     ;;
   *)
