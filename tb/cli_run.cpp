@@ -35,7 +35,10 @@ const char* kUsage =
     "  --quiet             no progress line\n"
     "Model invariants (every operation completes exactly once, no queue beyond its depth) are\n"
     "checked in every run.\n"
-    "Exit status: 0 when the scoreboard and the invariants found nothing, 1 when they did, 2 on bad input.\n";
+    "SIGINT or SIGTERM stops the simulation and writes the summary and every file for the run so far\n"
+    "(a second signal ends it at once).\n"
+    "Exit status: 0 when the scoreboard and the invariants found nothing, 1 when they did, 2 on bad input,\n"
+    "130 interrupted.\n";
 
 }  // namespace
 
@@ -86,8 +89,10 @@ int run(int argc, char** argv) {
     apply_arch_overrides(arch, arch_sets);
     opt.scenario_overrides = sets;
     opt.arch_overrides = arch_sets;
+    opt.stop_on_signals = true;
     RunSummary r = run_scenario(s, arch, opt);
     print_summary(stdout, r);
+    if (r.stop_signal) return 130;  // interrupted, its files complete (as regress and sweep exit)
     return (r.scoreboard_mismatches || r.invariant_violations) ? 1 : 0;
   } catch (const YamlError& e) {
     std::fprintf(stderr, "tma-sim run: %s\n", e.what());

@@ -401,9 +401,12 @@ bool run_jobs(const Plan& plan, const std::string& run_dir, const RunnerOptions&
         continue;
       }
       // Ended by our stop signal, or by the signal that stops us (Slurm signals every process
-      // of a job): unfinished (no result; --resume runs it). A job that exited on its own
-      // meanwhile did finish.
-      if (!(WIFSIGNALED(st) && (r.stopped || g_stop_signal))) {
+      // of a job): unfinished (no result; --resume runs it), whether the signal killed it or it
+      // stopped cleanly and said so with exit 130 (tma-sim run writes its files first). A job
+      // that exited on its own meanwhile did finish.
+      const bool ended_by_stop = (r.stopped || g_stop_signal) &&
+                                 (WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) == 130));
+      if (!ended_by_stop) {
         Result res = finish_job(plan, run_dir, r, st);
         record(run_dir, res, results);
         tally(res);

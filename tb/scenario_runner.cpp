@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <memory>
 #include <stdexcept>
@@ -23,6 +24,38 @@ namespace tma {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// SIGINT or SIGTERM during a run: the handler only records it; the monitor stops the simulation
+// at its next wake-up, and the run writes its summary and files as at a normal end.
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void on_run_stop_signal(int sig) { g_stop_signal = sig; }
+
+// Installs the handlers for the life of the object. SA_RESETHAND: a second signal finds the
+// default action and ends the process at once (for a user who does not want to wait).
+class StopSignals {
+ public:
+  explicit StopSignals(bool on) : on_(on) {
+    if (!on_) return;
+    g_stop_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_run_stop_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    if (!on_) return;
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  bool on_;
+  struct sigaction old_int_ {}, old_term_ {};
+};
 
 // Watches the run: stops the simulation when every CTA is done, prints progress, samples the VCD.
 class RunMonitor : public sc_core::sc_module {
@@ -54,6 +87,7 @@ class RunMonitor : public sc_core::sc_module {
     SC_THREAD(watch);
     if (vcd_) SC_THREAD(sample);
   }
+  int stopped_by() const { return stopped_by_; }  // the signal that stopped the run, or 0
   // After the simulation: the VCD's last values and its end time.
   void finish_vcd(uint64_t cycle) {
     if (!vcd_) return;
@@ -70,6 +104,11 @@ class RunMonitor : public sc_core::sc_module {
     for (auto& i : issuers_) any |= i->finished_event();
     auto last_print = started_;
     while (!all_done()) {
+      // The same wake-ups with or without a signal: watching for one must not move the run's timing.
+      if (g_stop_signal) {
+        stopped_by_ = g_stop_signal;
+        break;
+      }
       sc_core::wait(clock_.to_time(20000), any);
       const auto now = Clock::now();
       if (options_.progress && now - started_ > std::chrono::seconds(3) && now - last_print > std::chrono::seconds(1)) {
@@ -120,6 +159,7 @@ class RunMonitor : public sc_core::sc_module {
   static constexpr int kSharedWidth = 20;  // 132 SMs x 512 requests in flight need 17 bits
   OccupancyLog l2_occupancy_, dram_occupancy_;
   bool printed_ = false;
+  int stopped_by_ = 0;
 };
 
 uint32_t percentile(std::vector<uint32_t>& v, double p) {
@@ -133,6 +173,7 @@ uint32_t percentile(std::vector<uint32_t>& v, double p) {
 
 RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOptions& options) {
   const auto t0 = Clock::now();
+  StopSignals stop_signals(options.stop_on_signals);
   GpuSystem gpu("gpu", arch, s.sms, s.cluster_size, s.gpu, s.memory_fill);
   // The host side of the driver: descriptors encoded into global memory. They reach the GPU
   // with the kernel launch (parameters, constant bank), so they start in the L2 (silicon: first use
@@ -181,7 +222,8 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   }
   RunMonitor monitor("monitor", gpu, issuers, options);
   sc_core::sc_start();
-  gpu.check_drained();
+  const int stopped_by = monitor.stopped_by();
+  if (!stopped_by) gpu.check_drained();  // an interrupted run has operations in flight
   const uint64_t simulated_cycles = CycleClock(arch.sm_clock_mhz).now_cycles();
   monitor.finish_vcd(simulated_cycles);
 
@@ -194,11 +236,14 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   r.sms = s.sms;
   r.clock_mhz = arch.sm_clock_mhz;
   r.simulated_cycles = simulated_cycles;
+  r.stop_signal = stopped_by;
   std::vector<uint32_t> lat;
   for (auto& i : issuers) {
     r.cycles = std::max(r.cycles, i->finish_cycle());
     lat.insert(lat.end(), i->latencies().begin(), i->latencies().end());
+    r.ctas_done += i->finished();
   }
+  if (stopped_by) r.cycles = simulated_cycles;  // rates over the time simulated, not the CTAs done
   r.stats = collect_hierarchy_stats();
   auto sum = [&](const std::string& suffix, const std::string& name) {
     return static_cast<uint64_t>(sum_stat(r.stats, suffix, name));
@@ -252,7 +297,7 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
         {"scenario", json_string(s.name)},
         {"arch", json_string(arch.name)},
         {"simulated_cycles", json_number(static_cast<double>(r.simulated_cycles))},
-        {"interrupted", "false"},
+        {"interrupted", r.stop_signal ? "true" : "false"},
         {"config", run_config_json(s, arch, options)}};
     for (const SummaryField& f : summary_fields(r))
       header.emplace_back("summary." + f.name, f.number ? f.text : json_string(f.text));
@@ -296,6 +341,10 @@ std::vector<SummaryField> summary_fields(const RunSummary& r) {
 void print_summary(std::FILE* out, const RunSummary& r) {
   const double mb = 1e6;
   std::fprintf(out, "scenario %s on %s, %u SMs\n", r.scenario.c_str(), r.arch.c_str(), r.sms);
+  if (r.stop_signal)
+    std::fprintf(out, "  INTERRUPTED        by %s at cycle %llu, %u of %u CTAs done: the numbers below cover the run so far\n",
+                 r.stop_signal == SIGINT ? "SIGINT" : r.stop_signal == SIGTERM ? "SIGTERM" : "a signal",
+                 static_cast<unsigned long long>(r.simulated_cycles), r.ctas_done, r.sms);
   std::fprintf(out, "  simulated time     %llu cycles = %.3f us at %.0f MHz\n",
                static_cast<unsigned long long>(r.cycles), r.seconds() * 1e6, r.clock_mhz);
   std::fprintf(out, "  operations         %llu loads, %llu stores, %llu reductions, %llu prefetches, %llu faults\n",

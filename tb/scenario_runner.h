@@ -23,6 +23,9 @@ struct RunOptions {
   uint64_t trace_max_events = 200000;  // L2 request events written to the trace at most (0: all)
   bool progress = true;     // a progress line on stderr for runs longer than a few seconds
   bool scoreboard = true;
+  // SIGINT and SIGTERM stop the simulation at the monitor's next wake-up (every 20000 cycles or a
+  // CTA's end) and the run ends as usual, its summary and files complete (tma-sim run; not bench).
+  bool stop_on_signals = false;
   // What the scenario and the architecture were read with (recorded in the stats' "config").
   std::vector<std::string> scenario_overrides, arch_overrides;
 };
@@ -33,6 +36,9 @@ struct RunSummary {
   double clock_mhz = 0;
   uint64_t cycles = 0;               // simulated cycles until the last CTA finished
   uint64_t simulated_cycles = 0;     // the simulated time reached (the end of the simulation)
+  int stop_signal = 0;               // SIGINT or SIGTERM when one stopped the run early (cycles is
+                                     // then the time reached), else 0
+  uint32_t ctas_done = 0;
   uint64_t loads = 0, stores = 0, reductions = 0, prefetches = 0, faults = 0;
   uint64_t bytes_loaded = 0;         // complete_tx bytes of the loads, once per operation: the unique
                                      // bytes read from global (a multicast counts once)

@@ -10,6 +10,8 @@
 #                                               DRAM beside the SMs (needs gtkwave: exit 77 without)
 #   run_outputs_test.sh TMA_SIM ROOT trace      --trace with --trace-max-events: the events dropped by the
 #                                               cap are said in the summary and the trace's metadata
+#   run_outputs_test.sh TMA_SIM ROOT interrupt  SIGINT and SIGTERM during a run: exit 130, every file
+#                                               complete; in a regression the stopped job is not run
 set -euo pipefail
 sim=$1
 root=$2
@@ -137,6 +139,55 @@ assert m["l2_request_events"] == total and m["l2_request_events_dropped"] == tot
 line = [l for l in open(sys.argv[3]) if l.startswith("  trace ")][0]
 assert f"{total - 100} of {total} L2 request events dropped" in line, line
 EOF
+    ;;
+  interrupt)
+    # A run of about 15 s stopped after its start by SIGINT, then by SIGTERM: exit 130, and the
+    # summary, stats, trace and VCD of the run so far, every file complete.
+    long=("$root/configs/scenarios/stream_tiles.yaml" --set workload.passes=5 --vcd-sample 256)
+    for sig in INT TERM; do
+      d="$work/$sig"
+      mkdir -p "$d"
+      "$sim" run "${long[@]}" --stats "$d/s.json" --trace "$d/t.json" --vcd "$d/r.vcd" >"$d/out.txt" 2>"$d/err.txt" &
+      pid=$!
+      for _ in $(seq 1 300); do [ -s "$d/r.vcd" ] && break; sleep 0.05; done  # simulating (VCD samples flushed)
+      [ -s "$d/r.vcd" ] || fail "the run wrote no VCD within 15 s"
+      kill -"$sig" "$pid"
+      set +e
+      wait "$pid"
+      rc=$?
+      set -e
+      [ "$rc" = 130 ] || { cat "$d/out.txt" "$d/err.txt"; fail "SIG$sig: exit $rc, expected 130"; }
+      grep -q "^  INTERRUPTED        by SIG$sig at cycle [1-9]" "$d/out.txt" || fail "SIG$sig: summary: $(cat "$d/out.txt")"
+      grep -q "^  host " "$d/out.txt" || fail "SIG$sig: the summary is not complete: $(cat "$d/out.txt")"
+      "$py" - "$d/s.json" "$d/t.json" "$d/r.vcd" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["interrupted"] is True and s["simulated_cycles"] > 0, (s["interrupted"], s["simulated_cycles"])
+assert s["summary.cycles"] == s["simulated_cycles"] and s["summary.loads"] > 0, s["summary.cycles"]
+t = json.load(open(sys.argv[2]))
+assert t["traceEvents"] and t["metadata"]["l2_request_events"] > 0, t["metadata"]
+# The VCD ends at the simulated time reached (in ps).
+period_ps = round(1e6 / s["config"]["arch"]["fields"]["sm_clock_mhz"])
+last = [l for l in open(sys.argv[3]) if l.startswith("#")][-1]
+assert int(last[1:]) == s["simulated_cycles"] * period_ps, (last, s["simulated_cycles"])
+EOF
+      if command -v vcd2fst >/dev/null; then vcd2fst "$d/r.vcd" "$d/r.fst" >/dev/null 2>&1 || fail "SIG$sig: vcd2fst refused the VCD"; fi
+    done
+    # In a regression, a run job the interrupt stops exits 130 with its files: it stays unfinished
+    # (not run, for --resume), not an error of its own.
+    printf 'lists:\n  l:\n    tests:\n      - {name: long, scenario: %s, set: {workload.passes: 5}}\n' \
+      "$root/configs/scenarios/stream_tiles.yaml" >"$work/l.yaml"
+    "$sim" regress "$work/l.yaml" --jobs 1 --out "$work/runs" --quiet >"$work/reg.txt" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 300); do ls "$work"/runs/l-*/logs/long.log >/dev/null 2>&1 && break; sleep 0.05; done
+    sleep 1
+    kill -INT "$pid"
+    set +e
+    wait "$pid"
+    rc=$?
+    set -e
+    [ "$rc" = 130 ] || { cat "$work/reg.txt"; fail "interrupted regress: exit $rc, expected 130"; }
+    grep -q "0 passed, 0 failed, 1 not run" "$work/reg.txt" || fail "the stopped run job: $(tail -3 "$work/reg.txt")"
     ;;
   *)
     fail "unknown mode '$what'"
