@@ -9,10 +9,13 @@
 #include <memory>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include "cta_issuer.h"
 #include "descriptor_codec.h"
 #include "gpu_system.h"
 #include "perfetto_trace.h"
+#include "progress.h"
 #include "run_config.h"
 #include "scoreboard.h"
 #include "vcd_writer.h"
@@ -61,9 +64,9 @@ class StopSignals {
 class RunMonitor : public sc_core::sc_module {
  public:
   RunMonitor(sc_core::sc_module_name name, GpuSystem& gpu, std::vector<std::unique_ptr<CtaIssuer>>& issuers,
-             const RunOptions& options)
-      : sc_module(name), gpu_(gpu), issuers_(issuers), options_(options), clock_(gpu.arch().sm_clock_mhz),
-        started_(Clock::now()) {
+             uint64_t total_ops, const RunOptions& options)
+      : sc_module(name), gpu_(gpu), issuers_(issuers), total_ops_(total_ops), options_(options),
+        clock_(gpu.arch().sm_clock_mhz), started_(Clock::now()) {
     if (!options.vcd_path.empty()) {
       vcd_ = std::make_unique<VcdWriter>(options.vcd_path, clock_.period_ps());
       if (!vcd_->ok()) throw std::runtime_error("cannot write " + options.vcd_path);
@@ -102,6 +105,10 @@ class RunMonitor : public sc_core::sc_module {
   void watch() {
     sc_core::sc_event_or_list any;
     for (auto& i : issuers_) any |= i->finished_event();
+    // Progress on stderr: on a terminal one line redrawn every second, else (logs, CI) a plain
+    // line every 10 s; the first after 3 s (TMA_PROGRESS_INTERVAL sets all three).
+    const bool tty = ::isatty(2);
+    const double first = progress_interval(3), every = progress_interval(tty ? 1 : 10);
     auto last_print = started_;
     while (!all_done()) {
       // The same wake-ups with or without a signal: watching for one must not move the run's timing.
@@ -111,19 +118,34 @@ class RunMonitor : public sc_core::sc_module {
       }
       sc_core::wait(clock_.to_time(20000), any);
       const auto now = Clock::now();
-      if (options_.progress && now - started_ > std::chrono::seconds(3) && now - last_print > std::chrono::seconds(1)) {
+      const double elapsed = std::chrono::duration<double>(now - started_).count();
+      if (options_.progress && elapsed >= first &&
+          (!printed_ || std::chrono::duration<double>(now - last_print).count() >= every)) {
         last_print = now;
-        size_t done = 0;
-        for (auto& i : issuers_) done += i->finished();
-        std::fprintf(stderr, "\r  progress: %llu cycles simulated, %zu/%zu CTAs done, %.0f s elapsed   ",
-                     static_cast<unsigned long long>(clock_.now_cycles()), done, issuers_.size(),
-                     std::chrono::duration<double>(now - started_).count());
-        std::fflush(stderr);
-        printed_ = true;
+        print_progress(tty, elapsed);
       }
     }
-    if (printed_) std::fprintf(stderr, "\n");
+    if (printed_ && tty) std::fprintf(stderr, "\n");
     sc_core::sc_stop();
+  }
+  // "progress: 7200/16000 operations done, 45%, about 0:15 left (...)": the work is the operations
+  // the CTAs' programs issue, done when complete.
+  void print_progress(bool tty, double elapsed) {
+    uint64_t done = 0;
+    size_t ctas = 0;
+    for (auto& i : issuers_) {
+      done += i->latencies().size();
+      ctas += i->finished();
+    }
+    char text[256];
+    std::snprintf(text, sizeof text, "progress: %llu/%llu operations done, %s (%llu cycles simulated, %zu/%zu CTAs done, %s elapsed)",
+                  static_cast<unsigned long long>(done), static_cast<unsigned long long>(total_ops_),
+                  progress_text(static_cast<double>(done), static_cast<double>(total_ops_), 0, elapsed).c_str(),
+                  static_cast<unsigned long long>(clock_.now_cycles()), ctas, issuers_.size(), clock_text(elapsed).c_str());
+    if (tty) std::fprintf(stderr, "\r\033[K  %s", text);
+    else std::fprintf(stderr, "%s\n", text);
+    std::fflush(stderr);
+    printed_ = true;
   }
   std::vector<uint64_t> values(uint64_t cycle) {
     std::vector<uint64_t> v;
@@ -152,6 +174,7 @@ class RunMonitor : public sc_core::sc_module {
 
   GpuSystem& gpu_;
   std::vector<std::unique_ptr<CtaIssuer>>& issuers_;
+  uint64_t total_ops_;
   RunOptions options_;
   CycleClock clock_;
   Clock::time_point started_;
@@ -220,7 +243,12 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
       gpu.unit(sm).set_request_trace(trace.get());
     }
   }
-  RunMonitor monitor("monitor", gpu, issuers, options);
+  uint64_t total_ops = 0;  // what the programs issue: the progress line's measure of work
+  for (const SmProgram& p : programs) {
+    total_ops += p.prologue.size();
+    for (const Step& st : p.steps) total_ops += st.loads.size() + st.after.size();
+  }
+  RunMonitor monitor("monitor", gpu, issuers, total_ops, options);
   sc_core::sc_start();
   const int stopped_by = monitor.stopped_by();
   if (!stopped_by) gpu.check_drained();  // an interrupted run has operations in flight

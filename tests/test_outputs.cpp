@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "regress_report.h"
+#include "progress.h"
 #include "run_config.h"
 #include "stats.h"
 
@@ -108,4 +109,14 @@ BOOST_AUTO_TEST_CASE(occupancy_counts_requests_in_flight) {
   BOOST_TEST(log.in_flight(15) == 2u);
   BOOST_TEST(log.in_flight(20) == 1u);
   BOOST_TEST(log.in_flight(30) == 0u);
+}
+
+// Progress lines: percent done and the time left at the rate of the work done in this session.
+BOOST_AUTO_TEST_CASE(progress_text_gives_percent_and_time_left) {
+  BOOST_TEST(tma::progress_text(25, 100, 0, 10) == "25%, about 0:30 left");
+  BOOST_TEST(tma::progress_text(60, 100, 50, 20) == "60%, about 1:20 left");  // 50 were done before (a resume)
+  BOOST_TEST(tma::progress_text(50, 100, 50, 20) == "50%");                   // no rate yet
+  BOOST_TEST(tma::progress_text(100, 100, 0, 20) == "100%");
+  BOOST_TEST(tma::progress_text(1, 3, 0, 1200) == "33%, about 40:00 left");
+  BOOST_TEST(tma::clock_text(3725) == "1:02:05");
 }

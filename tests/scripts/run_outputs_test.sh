@@ -12,6 +12,8 @@
 #                                               cap are said in the summary and the trace's metadata
 #   run_outputs_test.sh TMA_SIM ROOT interrupt  SIGINT and SIGTERM during a run: exit 130, every file
 #                                               complete; in a regression the stopped job is not run
+#   run_outputs_test.sh TMA_SIM ROOT progress   run, regress and sweep with stderr not a terminal: plain
+#                                               progress lines with the percent done and the time left
 set -euo pipefail
 sim=$1
 root=$2
@@ -188,6 +190,33 @@ EOF
     set -e
     [ "$rc" = 130 ] || { cat "$work/reg.txt"; fail "interrupted regress: exit $rc, expected 130"; }
     grep -q "0 passed, 0 failed, 1 not run" "$work/reg.txt" || fail "the stopped run job: $(tail -3 "$work/reg.txt")"
+    ;;
+  progress)
+    # stderr not a terminal: plain lines (no carriage return) with the percent done and the time
+    # left; TMA_PROGRESS_INTERVAL=0 prints them at every chance, so short commands show them.
+    check_progress() {  # FILE PREFIX
+      ! grep -q $'\r' "$1" || fail "carriage returns on a stderr that is not a terminal: $(cat -A "$1" | head -3)"
+      grep -qE "^$2.* [0-9]+%, about [0-9]+:[0-9]{2} left" "$1" ||
+        fail "no '$2... N%, about M:SS left' line: $(head -5 "$1")"
+    }
+    TMA_PROGRESS_INTERVAL=0 "$sim" run "$root/configs/scenarios/stream_tiles.yaml" --set workload.max_tiles_per_sm=64 \
+      --no-scoreboard >/dev/null 2>"$work/run.err" || fail "run failed: $(cat "$work/run.err")"
+    check_progress "$work/run.err" "progress: [0-9]+/[0-9]+ operations done,"
+    printf 'lists:\n  p:\n    tests:\n' >"$work/p.yaml"
+    for i in 1 2 3 4; do printf '      - {name: j%s, selftest: pass, args: [--seconds, "0.3"]}\n' "$i" >>"$work/p.yaml"; done
+    TMA_PROGRESS_INTERVAL=0 "$sim" regress "$work/p.yaml" --jobs 1 --out "$work/runs" >/dev/null 2>"$work/regress.err" ||
+      fail "regress failed: $(cat "$work/regress.err")"
+    check_progress "$work/regress.err" "regress: [0-9]+/4 done,"
+    cat >"$work/s.yaml" <<EOF
+name: p
+scenario: $root/configs/sweeps/l2_promotion_stream.yaml
+set: {sms: 2, workload.max_tiles_per_sm: 4, tensors.T.dims: "[64, 4096]", descriptors.T_tile.box: "[64, 64]"}
+parameters:
+  - {name: promotion, set: descriptors.T_tile.l2_promotion, values: [none, 128B, 256B]}
+EOF
+    TMA_PROGRESS_INTERVAL=0 "$sim" sweep "$work/s.yaml" --jobs 1 --out "$work/runs" >/dev/null 2>"$work/sweep.err" ||
+      fail "sweep failed: $(cat "$work/sweep.err")"
+    check_progress "$work/sweep.err" "sweep: [0-9]+/3 done,"
     ;;
   *)
     fail "unknown mode '$what'"
