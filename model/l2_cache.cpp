@@ -60,6 +60,7 @@ L2Cache::Line* L2Cache::allocate(uint64_t line_index, uint64_t cycle) {
   }
   if (victim->tag != ~0ull) {
     ++evictions_;
+    evicted_unread_sectors_ += static_cast<uint64_t>(__builtin_popcount(victim->unread));
     const uint64_t dirty_bytes = static_cast<uint64_t>(__builtin_popcount(victim->dirty)) * cfg_.sector_bytes;
     if (dirty_bytes) dram_write(victim->tag * cfg_.line_bytes, dirty_bytes, cycle);
   }
@@ -156,6 +157,7 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
       const uint8_t s = static_cast<uint8_t>((a % line) / sector);
       if (!(l->valid & (1u << s))) {
         l->valid |= static_cast<uint8_t>(1u << s);
+        if (a < asked_begin || a >= asked_end) l->unread |= static_cast<uint8_t>(1u << s);
         filling_.emplace_back(l, s);
         bytes += sector;
       }
@@ -315,6 +317,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
       const uint32_t s = static_cast<uint32_t>((a % cfg_.line_bytes) / sector);
       if (l && (l->valid & (1u << s))) {
         ++sector_hits_;
+        if (req->access != MemAccess::write) l->unread &= static_cast<uint8_t>(~(1u << s));  // its data used
         wait_for = std::max(wait_for, l->ready[s]);  // a fill in flight: wait for its data
         if (l->far_promoted & (1u << s)) {
           // A far promoted sector that another SM asks for within an L2 round trip of the
@@ -449,6 +452,9 @@ void L2Cache::collect_stats(StatsRecord& out) const {
   out.add("gpc_coalesced_reads", coalesced_reads_);
   out.add("gpc_coalesced_bytes", coalesced_bytes_);
   out.add("sets", static_cast<uint64_t>(sets_));
+  uint64_t unread = evicted_unread_sectors_;  // and those still unread in the L2 at the end
+  for (const Line& l : lines_) unread += static_cast<uint64_t>(__builtin_popcount(l.unread));
+  out.add("overfetch_unread_bytes", unread * cfg_.sector_bytes);
 }
 
 }  // namespace tma

@@ -52,6 +52,9 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
     // Sectors a fill brought in unasked, in a line homed away from the requesting SM: counted in
     // lts_sectors, unless another SM asks for them at about the same time (then counted once).
     uint8_t far_promoted = 0;
+    // Sectors a fill brought in unasked (promotion, fetch granularity) that nothing has read yet:
+    // counted as never read when the line is evicted or the run ends with them so.
+    uint8_t unread = 0;
     int32_t promoter_sm = -1;
     uint64_t promoted_cycle = 0;
   };
@@ -118,6 +121,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint64_t far_requests_ = 0, lts_sectors_ = 0, near_copy_hits_ = 0, reduction_misses_ = 0;
   uint64_t promoted_far_sectors_ = 0;  // unasked sectors of fills, homed away from the SM (ncu counts them)
   OccupancyLog* occupancy_ = nullptr;
+  uint64_t evicted_unread_sectors_ = 0;  // unasked fill sectors evicted without a read
 };
 
 }  // namespace tma

@@ -303,6 +303,13 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   r.latency_p99 = percentile(lat, 0.99);
   r.latency_max = lat.empty() ? 0 : *std::max_element(lat.begin(), lat.end());
   r.latency_min = lat.empty() ? 0 : *std::min_element(lat.begin(), lat.end());
+  r.read_bytes = sum(".splitter", "bytes_requested") - sum(".splitter", "write_bytes") -
+                 sum(".splitter", "reduce_bytes") - sum(".splitter", "prefetch_bytes");
+  r.gpc_coalesced_bytes = sum("gpu.l2", "gpc_coalesced_bytes");
+  r.overfetch_unread_bytes = sum("gpu.l2", "overfetch_unread_bytes");
+  r.consumer_wait_cycles = sum("", "consumer_wait_cycles");
+  r.bulk_wait_cycles = sum("", "bulk_wait_cycles");
+  for (auto& i : issuers) r.consumer_cycles += i->finished() ? i->finish_cycle() : simulated_cycles;
   r.lts_sectors = sum("gpu.l2", "lts_sectors");
   r.dram_row_misses = sum("gpu.dram", "row_misses");
   r.scoreboard_checked = scoreboard.checked();
@@ -363,6 +370,10 @@ std::vector<SummaryField> summary_fields(const RunSummary& r) {
       {"lts_sectors", u(r.lts_sectors)}, {"dram_row_misses", u(r.dram_row_misses)},
       {"scoreboard_checked", u(r.scoreboard_checked)}, {"scoreboard_mismatches", u(r.scoreboard_mismatches)},
       {"invariant_checks", u(r.invariant_checks)}, {"invariant_violations", u(r.invariant_violations)},
+      {"gpc_coalesced_bytes", u(r.gpc_coalesced_bytes)}, {"l2_read_bytes", u(r.l2_read_bytes())},
+      {"l2_read_bandwidth_gbs", f(r.l2_read_bandwidth_gbs())},
+      {"overfetch_unread_bytes", u(r.overfetch_unread_bytes)},
+      {"consumer_load_wait_share", f(r.load_wait_share())}, {"consumer_store_wait_share", f(r.store_wait_share())},
   };
 }
 
@@ -390,11 +401,27 @@ void print_summary(std::FILE* out, const RunSummary& r) {
   }
   if (r.bytes_stored && !r.bytes_loaded)  // a store-only stream
     std::fprintf(out, "  store bandwidth    %.1f GB/s\n", r.store_bandwidth_gbs());
+  if (r.read_bytes) {
+    // Where the loads' bytes came from: a load bandwidth above what the L2 can serve is the GPC
+    // coalescer's doing (SMs of a GPC reading the same sectors at about the same time).
+    std::fprintf(out, "  load sources       L2 slices %.3f MB (%.1f%%, %.1f GB/s), GPC coalescer %.3f MB (%.1f%%: sectors "
+                      "another SM of the GPC had just read)\n",
+                 r.l2_read_bytes() / mb, 100.0 * r.l2_read_bytes() / r.read_bytes, r.l2_read_bandwidth_gbs(),
+                 r.gpc_coalesced_bytes / mb, 100.0 * r.gpc_coalesced_bytes / r.read_bytes);
+  }
   std::fprintf(out, "  L2                 %llu requests, %llu sectors, hit rate %.1f%%\n",
                static_cast<unsigned long long>(r.l2_requests), static_cast<unsigned long long>(r.sectors_requested),
                100 * r.l2_hit_rate());
-  std::fprintf(out, "  DRAM               %.3f MB read, %.3f MB written; over-fetch from promotion %.3f MB\n",
-               r.dram_read_bytes / mb, r.dram_write_bytes / mb, r.overfetch_bytes() / mb);
+  std::fprintf(out, "  DRAM               %.3f MB read, %.3f MB written; over-fetch from promotion %.3f MB, %.3f MB of it "
+                    "never read\n",
+               r.dram_read_bytes / mb, r.dram_write_bytes / mb, r.overfetch_bytes() / mb, r.overfetch_unread_bytes / mb);
+  if (r.consumer_cycles) {
+    // Memory-bound when the consumers spend most of their time waiting for memory (loads, or the
+    // wait_group of their stores), compute-bound when most of it goes on their own work.
+    const double waits = r.load_wait_share() + r.store_wait_share();
+    std::fprintf(out, "  consumers          waited on loads %.1f%% and on stores %.1f%% of their time: %s\n",
+                 100 * r.load_wait_share(), 100 * r.store_wait_share(), waits >= 0.5 ? "memory-bound" : "compute-bound");
+  }
   std::fprintf(out, "  descriptor cache   %llu hits, %llu misses\n", static_cast<unsigned long long>(r.descriptor_hits),
                static_cast<unsigned long long>(r.descriptor_misses));
   std::fprintf(out, "  shared memory      TMA: %llu wavefronts, %llu bank conflicts; consumer reads: %llu wavefronts, %llu bank conflicts\n",

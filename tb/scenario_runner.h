@@ -3,6 +3,7 @@
 // one elaboration per process: call run_scenario once.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -51,6 +52,13 @@ struct RunSummary {
   uint64_t bank_conflicts = 0, smem_wavefronts = 0;       // TMA writes and reads
   uint64_t lsu_wavefronts = 0, lsu_bank_conflicts = 0;     // the consumer's fragment reads
   uint32_t latency_p50 = 0, latency_p90 = 0, latency_p99 = 0, latency_max = 0, latency_min = 0;
+  uint64_t read_bytes = 0;           // the SMs' read requests (loads), by the splitters
+  uint64_t gpc_coalesced_bytes = 0;  // of them, served by a GPC's coalescer (another SM's read of the
+                                     // same sectors), not by the L2 slices
+  uint64_t overfetch_unread_bytes = 0;  // fill bytes nobody asked for and nobody read (evicted or left)
+  uint64_t consumer_wait_cycles = 0;    // the consumers waiting for their steps' loads, all CTAs
+  uint64_t bulk_wait_cycles = 0;        // ... for their stores and reductions (wait_group)
+  uint64_t consumer_cycles = 0;         // the CTAs' time, each until it finished (or the run's end)
   uint64_t lts_sectors = 0;          // L2 sector accesses counted by both partitions (ncu's view)
   uint64_t dram_row_misses = 0;
   uint64_t scoreboard_checked = 0, scoreboard_mismatches = 0;
@@ -67,6 +75,12 @@ struct RunSummary {
   double delivered_bandwidth_gbs() const { return cycles ? bytes_delivered / seconds() / 1e9 : 0; }
   double store_bandwidth_gbs() const { return cycles ? bytes_stored / seconds() / 1e9 : 0; }
   double l2_hit_rate() const { return sectors_requested ? double(sector_hits) / sectors_requested : 0; }
+  // The bytes the L2 slices served to reads (what the coalescer did not) over the simulated time.
+  uint64_t l2_read_bytes() const { return read_bytes - std::min(read_bytes, gpc_coalesced_bytes); }
+  double l2_read_bandwidth_gbs() const { return cycles ? l2_read_bytes() / seconds() / 1e9 : 0; }
+  // Share of the consumers' time spent waiting for loads, and for stores and reductions.
+  double load_wait_share() const { return consumer_cycles ? double(consumer_wait_cycles) / consumer_cycles : 0; }
+  double store_wait_share() const { return consumer_cycles ? double(bulk_wait_cycles) / consumer_cycles : 0; }
   // DRAM bytes filled beyond the sectors that missed: what promotion brought in unasked.
   uint64_t overfetch_bytes(uint32_t sector_bytes = 32) const {
     const uint64_t asked = sector_misses * sector_bytes;

@@ -14,6 +14,8 @@
 #                                               complete; in a regression the stopped job is not run
 #   run_outputs_test.sh TMA_SIM ROOT progress   run, regress and sweep with stderr not a terminal: plain
 #                                               progress lines with the percent done and the time left
+#   run_outputs_test.sh TMA_SIM ROOT summary    the summary explains its headline: the GPC coalescer's
+#                                               bytes, promoted bytes never read, consumers' waits
 set -euo pipefail
 sim=$1
 root=$2
@@ -217,6 +219,60 @@ EOF
     TMA_PROGRESS_INTERVAL=0 "$sim" sweep "$work/s.yaml" --jobs 1 --out "$work/runs" >/dev/null 2>"$work/sweep.err" ||
       fail "sweep failed: $(cat "$work/sweep.err")"
     check_progress "$work/sweep.err" "sweep: [0-9]+/3 done,"
+    ;;
+  summary)
+    # The headline explained: (1) a GEMM on one GPC's 16 SMs, whose SMs share A and B tiles: the
+    # load bandwidth exceeds what the L2 slices served, and the coalescer served the difference;
+    # (2) 256B promotion of 64-byte rows with gaps (the gaps are never read) and of 128-byte rows
+    # (the neighbours read the promoted halves); (3) consumers that wait and consumers that compute.
+    "$sim" run "$gemm" --set sms=16 --set workload.m=512 --set workload.n=1024 --set workload.k=256 --quiet \
+      --stats "$work/gemm.json" >"$work/gemm.txt" || fail "gemm failed"
+    stream=("$root/configs/sweeps/l2_promotion_stream.yaml" --quiet --set sms=4 --set workload.max_tiles_per_sm=8
+            --set descriptors.T_tile.l2_promotion=256B)
+    "$sim" run "${stream[@]}" --set 'tensors.T.dims=[32, 4096]' --set 'tensors.T.strides=[256]' \
+      --set 'descriptors.T_tile.box=[32, 64]' --stats "$work/gaps.json" >"$work/gaps.txt" || fail "gaps failed"
+    "$sim" run "${stream[@]}" --set 'tensors.T.dims=[64, 4096]' --set 'descriptors.T_tile.box=[64, 64]' \
+      --stats "$work/rows.json" >"$work/rows.txt" || fail "rows failed"
+    "$sim" run "${stream[@]}" --set 'tensors.T.dims=[64, 4096]' --set 'descriptors.T_tile.box=[64, 64]' \
+      --set workload.compute_cycles=20000 --stats "$work/compute.json" >"$work/compute.txt" || fail "compute failed"
+    "$py" - "$work" <<'EOF'
+import json, re, sys
+w = sys.argv[1]
+def run(name):
+    return json.load(open(f"{w}/{name}.json")), open(f"{w}/{name}.txt").read()
+def line(text, head):
+    m = [l for l in text.splitlines() if l.startswith("  " + head)]
+    assert m, f"no '{head}' line in:\n{text}"
+    return m[0]
+def mb(x): return f"{x / 1e6:.3f} MB"
+
+# (1) Load sources: the L2 slices' bytes and the coalescer's add up to the SMs' reads.
+s, text = run("gemm")
+splitters = [v for k, v in s.items() if k.endswith(".splitter")]
+reads = sum(v["bytes_requested"] - v["write_bytes"] - v["reduce_bytes"] - v["prefetch_bytes"] for v in splitters)
+co, l2 = s["summary.gpc_coalesced_bytes"], s["summary.l2_read_bytes"]
+assert co == s["gpu.l2"]["gpc_coalesced_bytes"] > 0 and co + l2 == reads, (co, l2, reads)
+assert s["summary.l2_read_bandwidth_gbs"] < s["summary.load_bandwidth_gbs"], s
+l = line(text, "load sources")
+assert f"L2 slices {mb(l2)}" in l and f"GPC coalescer {mb(co)} ({100 * co / reads:.1f}%" in l, l
+assert f"{s['summary.l2_read_bandwidth_gbs']:.1f} GB/s" in l, l
+
+# (2) Promoted bytes never read: all of the gaps', none of the neighbouring halves'.
+s, text = run("gaps")
+assert s["summary.overfetch_bytes"] > 0 and s["summary.overfetch_unread_bytes"] == s["summary.overfetch_bytes"], s
+assert f"{mb(s['summary.overfetch_unread_bytes'])} of it never read" in line(text, "DRAM"), line(text, "DRAM")
+s, text = run("rows")
+assert s["summary.overfetch_bytes"] > 0 and s["summary.overfetch_unread_bytes"] < s["summary.overfetch_bytes"], s
+
+# (3) The consumers' share of time waiting on loads, from their own counters.
+for name, bound in (("rows", "memory-bound"), ("compute", "compute-bound")):
+    s, text = run(name)
+    ctas = [v for k, v in s.items() if re.fullmatch(r"cta\d+", k)]
+    share = sum(c["consumer_wait_cycles"] for c in ctas) / sum(c["finish_cycle"] for c in ctas)
+    assert abs(s["summary.consumer_load_wait_share"] - share) < 1e-5, (s["summary.consumer_load_wait_share"], share)
+    l = line(text, "consumers")
+    assert f"waited on loads {100 * share:.1f}%" in l and l.endswith(bound), l
+EOF
     ;;
   *)
     fail "unknown mode '$what'"
