@@ -133,6 +133,7 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     last_done_cycle_ = std::max(last_done_cycle_, done);
   }
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  if (occupancy_) occupancy_->add(t, clock_.to_cycles(sc_core::sc_time_stamp() + delay));
 }
 
 void Dram::collect_stats(StatsRecord& out) const {

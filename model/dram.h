@@ -22,6 +22,8 @@ class Dram : public sc_core::sc_module, public StatsProvider {
 
   Dram(sc_core::sc_module_name name, const ArchConfig& arch);
   void collect_stats(StatsRecord& out) const override;
+  // Records each access's [arrival, done) cycles there (the VCD's occupancy); none by default.
+  void set_occupancy_log(OccupancyLog* log) { occupancy_ = log; }
 
  private:
   void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -51,6 +53,7 @@ class Dram : public sc_core::sc_module, public StatsProvider {
   uint64_t read_bytes_ = 0, write_bytes_ = 0, accesses_ = 0, row_misses_ = 0, row_hits_ = 0;
   uint64_t last_done_cycle_ = 0;
   uint64_t slow_reads_ = 0;
+  OccupancyLog* occupancy_ = nullptr;
 };
 
 }  // namespace tma

@@ -30,6 +30,7 @@ class GpuSystem : public sc_core::sc_module {
   ClusterFabric& fabric() { return fabric_; }
   GlobalMemory& memory() { return memory_; }
   L2Cache& l2() { return l2_; }
+  Dram& dram() { return dram_; }
   const ArchConfig& arch() const { return arch_; }
   InvariantLog& invariants() { return invariants_; }
   // End-of-run invariants (every operation completed); call after sc_start returns.

@@ -61,6 +61,7 @@ L2Cache::Line* L2Cache::allocate(uint64_t line_index, uint64_t cycle) {
   // A prefill's evictions belong to the kernels before the run: not counted, nothing written back.
   if (victim->tag != ~0ull && !prefilling_) {
     ++evictions_;
+    evicted_unread_sectors_ += static_cast<uint64_t>(__builtin_popcount(victim->unread));
     const uint64_t dirty_bytes = static_cast<uint64_t>(__builtin_popcount(victim->dirty)) * cfg_.sector_bytes;
     if (dirty_bytes) dram_write(victim->tag * cfg_.line_bytes, dirty_bytes, cycle);
   }
@@ -157,6 +158,7 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
       const uint8_t s = static_cast<uint8_t>((a % line) / sector);
       if (!(l->valid & (1u << s))) {
         l->valid |= static_cast<uint8_t>(1u << s);
+        if (a < asked_begin || a >= asked_end) l->unread |= static_cast<uint8_t>(1u << s);
         filling_.emplace_back(l, s);
         bytes += sector;
       }
@@ -321,6 +323,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
       const uint32_t s = static_cast<uint32_t>((a % cfg_.line_bytes) / sector);
       if (l && (l->valid & (1u << s))) {
         ++sector_hits_;
+        if (req->access != MemAccess::write) l->unread &= static_cast<uint8_t>(~(1u << s));  // its data used
         wait_for = std::max(wait_for, l->ready[s]);  // a fill in flight: wait for its data
         if (l->far_promoted & (1u << s)) {
           // A far promoted sector that another SM asks for within an L2 round trip of the
@@ -419,6 +422,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   far_promoted_.clear();
   delay = clock_.to_time(t_done) - sc_core::sc_time_stamp();
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  if (occupancy_) occupancy_->add(t0, t_done);
 
   // Keep the bandwidth books short: nothing arrives much earlier than now.
   const uint64_t settled = clock_.now_cycles() > 4 * window_ ? clock_.now_cycles() - 4 * window_ : 0;
@@ -454,6 +458,9 @@ void L2Cache::collect_stats(StatsRecord& out) const {
   out.add("gpc_coalesced_reads", coalesced_reads_);
   out.add("gpc_coalesced_bytes", coalesced_bytes_);
   out.add("sets", static_cast<uint64_t>(sets_));
+  uint64_t unread = evicted_unread_sectors_;  // and those still unread in the L2 at the end
+  for (const Line& l : lines_) unread += static_cast<uint64_t>(__builtin_popcount(l.unread));
+  out.add("overfetch_unread_bytes", unread * cfg_.sector_bytes);
 }
 
 }  // namespace tma

@@ -38,6 +38,8 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   // run, each line the most recently used: the L2 a previous kernel left. Dirty lines are written
   // back to DRAM when evicted. At most the L2's capacity of one call is kept.
   void prefill(uint64_t address, uint64_t bytes, bool dirty = false);
+  // Records each request's [issue, answer) cycles there (the VCD's occupancy); none by default.
+  void set_occupancy_log(OccupancyLog* log) { occupancy_ = log; }
 
  private:
   struct Line {
@@ -51,6 +53,9 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
     // Sectors a fill brought in unasked, in a line homed away from the requesting SM: counted in
     // lts_sectors, unless another SM asks for them at about the same time (then counted once).
     uint8_t far_promoted = 0;
+    // Sectors a fill brought in unasked (promotion, fetch granularity) that nothing has read yet:
+    // counted as never read when the line is evicted or the run ends with them so.
+    uint8_t unread = 0;
     int32_t promoter_sm = -1;
     uint64_t promoted_cycle = 0;
   };
@@ -117,6 +122,8 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint64_t bytes_requested_ = 0, dram_fill_bytes_ = 0, writeback_bytes_ = 0, evictions_ = 0;
   uint64_t far_requests_ = 0, lts_sectors_ = 0, near_copy_hits_ = 0, reduction_misses_ = 0;
   uint64_t promoted_far_sectors_ = 0;  // unasked sectors of fills, homed away from the SM (ncu counts them)
+  OccupancyLog* occupancy_ = nullptr;
+  uint64_t evicted_unread_sectors_ = 0;  // unasked fill sectors evicted without a read
 };
 
 }  // namespace tma

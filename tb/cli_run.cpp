@@ -19,7 +19,8 @@ namespace {
 
 const char* kUsage =
     "usage: tma-sim run SCENARIO.yaml [--arch FILE] [--set PATH=VALUE]... [--arch-set F=VALUE]...\n"
-    "                   [--stats FILE] [--vcd FILE] [--vcd-sample N] [--trace FILE] [--no-scoreboard] [--quiet]\n"
+    "                   [--stats FILE] [--vcd FILE] [--vcd-sample N] [--trace FILE] [--trace-max-events N]\n"
+    "                   [--no-scoreboard] [--quiet]\n"
     "\n"
     "Runs a scenario (tensors, descriptors and a workload on N SMs) on the TLM model and prints\n"
     "a summary: simulated time, bandwidth, L2 hit rate, DRAM bytes, over-fetch from L2 promotion,\n"
@@ -33,11 +34,16 @@ const char* kUsage =
     "  --vcd FILE          VCD of per-SM occupancies and busy signals (GTKWave)\n"
     "  --vcd-sample N      VCD sample period in cycles, at least 1 (default 64)\n"
     "  --trace FILE        Chrome/Perfetto JSON trace of operations and L2 requests\n"
+    "  --trace-max-events N  L2 request events written at most (default 200000, 0: no cap); the\n"
+    "                      summary and the trace's metadata say how many were dropped\n"
     "  --no-scoreboard     skip the reference comparison (faster)\n"
     "  --quiet             no progress line\n"
     "Model invariants (every operation completes exactly once, no queue beyond its depth) are\n"
     "checked in every run.\n"
-    "Exit status: 0 when the scoreboard and the invariants found nothing, 1 when they did, 2 on bad input.\n";
+    "SIGINT or SIGTERM stops the simulation and writes the summary and every file for the run so far\n"
+    "(a second signal ends it at once).\n"
+    "Exit status: 0 when the scoreboard and the invariants found nothing, 1 when they did, 2 on bad input,\n"
+    "130 interrupted.\n";
 
 }  // namespace
 
@@ -59,6 +65,7 @@ int run(int argc, char** argv) {
       // 0 would sample forever at one instant.
       else if (a == "--vcd-sample") opt.vcd_sample_cycles = static_cast<uint32_t>(args.uint_value(a, 1, UINT32_MAX));
       else if (a == "--trace") opt.trace_path = args.value(a);
+      else if (a == "--trace-max-events") opt.trace_max_events = args.uint_value(a, 0, UINT64_MAX);  // 0: no cap
       else if (a == "--no-scoreboard") opt.scoreboard = false;
       else if (a == "--quiet") opt.progress = false;
       else if (!a.empty() && a[0] == '-') throw UsageError("unknown option '" + a + "'");
@@ -74,8 +81,12 @@ int run(int argc, char** argv) {
     ArchConfig arch = load_arch_config(resolve_project_path(arch_path.empty() ? s.arch : arch_path));
     apply_arch_overrides(arch, arch_sets);
     for (const std::string& w : scenario_warnings(s, arch)) print_warning(w);
+    opt.scenario_overrides = sets;
+    opt.arch_overrides = arch_sets;
+    opt.stop_on_signals = true;
     RunSummary r = run_scenario(s, arch, opt);
     print_summary(stdout, r);
+    if (r.stop_signal) return 130;  // interrupted, its files complete (as regress and sweep exit)
     return (r.scoreboard_mismatches || r.invariant_violations) ? 1 : 0;
   } catch (const std::exception& e) {
     print_error(e.what());

@@ -24,9 +24,15 @@ PerfettoTrace::PerfettoTrace(const std::string& path, double clock_mhz, uint64_t
 
 PerfettoTrace::~PerfettoTrace() {
   if (!file_) return;
-  std::fprintf(file_, "%s{\"name\": \"trace_info\", \"ph\": \"M\", \"pid\": 0, \"args\": {\"requests_not_written\": %" PRIu64
-                      "}}\n]}\n",
-               events_ ? ",\n" : "", requests_ > max_requests_ ? requests_ - max_requests_ : 0);
+  // The cap and what it dropped, twice: in a metadata event (in the trace's own event list) and
+  // in the top-level "metadata" object (Chrome and Perfetto show it as the trace's metadata).
+  char counts[256];
+  std::snprintf(counts, sizeof counts,
+                "\"l2_request_events\": %" PRIu64 ", \"l2_request_events_dropped\": %" PRIu64
+                ", \"max_l2_request_events\": %" PRIu64,
+                requests_, dropped(), max_requests_);
+  std::fprintf(file_, "%s{\"name\": \"trace_info\", \"ph\": \"M\", \"pid\": 0, \"args\": {%s}}\n],\n\"metadata\": {%s}}\n",
+               events_ ? ",\n" : "", counts, counts);
   std::fclose(file_);
 }
 
@@ -50,6 +56,7 @@ void PerfettoTrace::name_track(int sm) {
 
 void PerfettoTrace::op_finished(int sm, const OpRecord& rec) {
   if (!file_) return;
+  ++ops_;
   name_track(sm);
   char args[256];
   std::snprintf(args, sizeof args,
@@ -62,7 +69,7 @@ void PerfettoTrace::op_finished(int sm, const OpRecord& rec) {
 
 void PerfettoTrace::l2_request(int sm, uint64_t op_id, uint64_t address, uint32_t bytes, MemAccess access,
                                uint64_t issue_cycle, uint64_t done_cycle) {
-  if (!file_ || ++requests_ > max_requests_) return;
+  if (!file_ || (++requests_ > max_requests_ && max_requests_)) return;
   name_track(sm);
   char args[160];
   std::snprintf(args, sizeof args, "\"op_id\": %" PRIu64 ", \"address\": \"0x%" PRIx64 "\", \"bytes\": %u", op_id,

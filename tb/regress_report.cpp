@@ -404,12 +404,13 @@ std::string junit_xml(const Report& r) {
   const Counts c = count(r);
   const std::string suite = (r.mode == "sweep" ? "sweep." : "regress.") + r.name;
   std::string o = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  o += "<testsuites name=\"" + xml_escape("tma-sim " + suite) + "\" tests=\"" + std::to_string(c.total) +
-       "\" failures=\"" + std::to_string(c.failed) + "\" errors=\"0\" skipped=\"" +
-       std::to_string(c.skipped + c.not_run) + "\" time=\"" + format_seconds(c.seconds) + "\">\n";
-  o += "  <testsuite name=\"" + xml_escape(suite) + "\" tests=\"" + std::to_string(c.total) + "\" failures=\"" +
-       std::to_string(c.failed) + "\" errors=\"0\" skipped=\"" + std::to_string(c.skipped + c.not_run) +
-       "\" time=\"" + format_seconds(c.seconds) + "\" timestamp=\"" + utc_timestamp() + "\">\n";
+  // Jobs that did not run (an interrupted run, a missing shard) are errors: a dashboard must not
+  // show a run that stopped halfway as green with most of its tests skipped.
+  const std::string counts = "tests=\"" + std::to_string(c.total) + "\" failures=\"" + std::to_string(c.failed) +
+                             "\" errors=\"" + std::to_string(c.not_run) + "\" skipped=\"" +
+                             std::to_string(c.skipped) + "\" time=\"" + format_seconds(c.seconds) + "\"";
+  o += "<testsuites name=\"" + xml_escape("tma-sim " + suite) + "\" " + counts + ">\n";
+  o += "  <testsuite name=\"" + xml_escape(suite) + "\" " + counts + " timestamp=\"" + utc_timestamp() + "\">\n";
   o += "    <properties>\n";
   auto prop = [&](const std::string& k, const std::string& v) {
     o += "      <property name=\"" + xml_escape(k) + "\" value=\"" + xml_escape(v) + "\"/>\n";
@@ -433,8 +434,8 @@ std::string junit_xml(const Report& r) {
     }
     o += ">\n";
     if (!e.result || e.result->status == Status::not_run) {
-      o += "      <skipped message=\"not run" + std::string(r.interrupted ? " (the run was interrupted)" : "") +
-           "\"/>\n";
+      o += "      <error type=\"not_run\" message=\"not run" +
+           std::string(r.interrupted ? " (the run was interrupted)" : "") + "\"/>\n";
     } else if (e.result->status == Status::skipped) {
       o += "      <skipped message=\"" + xml_escape(e.result->reason) + "\"/>\n";
     } else {
@@ -549,7 +550,10 @@ std::string sweep_csv(const Report& r) {
   std::string o = "point";
   for (const std::string& p : r.param_names) o += "," + csv_field(p);
   o += ",status";
-  for (const std::string& k : keys) o += "," + csv_field(k);
+  // A statistic named like a parameter (a sweep over `sms`) keeps its value under "summary.NAME":
+  // one column per name, as CSV readers keep only one of two equal names.
+  const std::set<std::string> params(r.param_names.begin(), r.param_names.end());
+  for (const std::string& k : keys) o += "," + csv_field(params.count(k) ? "summary." + k : k);
   o += "\n";
   for (const ReportEntry& e : r.entries) {
     o += csv_field(e.job.id);

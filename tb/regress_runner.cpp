@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "progress.h"
 #include "yaml_reader.h"
 
 namespace fs = std::filesystem;
@@ -137,10 +138,13 @@ std::string compact_time() {
 std::string abs_dir(const std::string& p) { return fs::absolute(p).lexically_normal().string(); }
 
 // ---- progress on stderr ----
+// Percent done and the time left are by jobs: the jobs done in this session give the rate (a
+// resumed run's earlier results do not).
 class Progress {
  public:
-  Progress(size_t total, bool quiet, std::string label)
-      : total_(total), quiet_(quiet), tty_(::isatty(2)), start_(Clock::now()), last_(start_), label_(std::move(label)) {}
+  Progress(size_t total, size_t done_at_start, bool quiet, std::string label)
+      : total_(total), done_at_start_(done_at_start), quiet_(quiet), tty_(::isatty(2)), start_(Clock::now()),
+        last_(start_), label_(std::move(label)), plain_every_(progress_interval(5)) {}
 
   void update(size_t done, size_t passed, size_t failed, size_t skipped, size_t running, bool force = false) {
     if (quiet_) return;
@@ -154,9 +158,10 @@ class Progress {
       std::string bar(static_cast<size_t>(fill), '#');
       bar += std::string(static_cast<size_t>(width - fill), '.');
       char text[512];
-      std::snprintf(text, sizeof text, "[%s] %zu/%zu  %zu passed  %zu failed%s  %zu running  %s", bar.c_str(), done,
-                    total_, passed, failed, skipped ? ("  " + std::to_string(skipped) + " skipped").c_str() : "",
-                    running, clock_text(elapsed).c_str());
+      std::snprintf(text, sizeof text, "[%s] %zu/%zu %s  %zu passed  %zu failed%s  %zu running  %s", bar.c_str(), done,
+                    total_, done_text(done, elapsed).c_str(), passed, failed,
+                    skipped ? ("  " + std::to_string(skipped) + " skipped").c_str() : "", running,
+                    clock_text(elapsed).c_str());
       if (drawn_ && text == last_text_) return;  // nothing new to show
       last_text_ = text;
       std::fprintf(stderr, "\r\033[K%s", text);
@@ -164,9 +169,10 @@ class Progress {
       drawn_ = true;
       return;
     }
-    // Not a terminal: a plain line at each tenth of the jobs, at most every 5 s, or after 60 s.
+    // Not a terminal: a plain line at each tenth of the jobs, at most every 5 s (TMA_PROGRESS_INTERVAL),
+    // or after 60 s.
     const size_t tenth = total_ ? done * 10 / total_ : 10;
-    const bool step = tenth > last_tenth_ && now - last_ > std::chrono::seconds(5);
+    const bool step = tenth > last_tenth_ && std::chrono::duration<double>(now - last_).count() >= plain_every_;
     const bool slow = now - last_ > std::chrono::seconds(60) && done != last_done_;
     if (!(force || step || slow)) return;
     if (force && done == last_done_ && printed_) return;
@@ -174,9 +180,9 @@ class Progress {
     last_tenth_ = tenth;
     last_done_ = done;
     printed_ = true;
-    std::fprintf(stderr, "%s: %zu/%zu done, %zu passed, %zu failed%s, %zu running (%s)\n", label_.c_str(), done, total_, passed,
-                 failed, skipped ? (", " + std::to_string(skipped) + " skipped").c_str() : "", running,
-                 clock_text(elapsed).c_str());
+    std::fprintf(stderr, "%s: %zu/%zu done, %s, %zu passed, %zu failed%s, %zu running (%s elapsed)\n", label_.c_str(),
+                 done, total_, done_text(done, elapsed).c_str(), passed, failed,
+                 skipped ? (", " + std::to_string(skipped) + " skipped").c_str() : "", running, clock_text(elapsed).c_str());
     std::fflush(stderr);
   }
 
@@ -195,19 +201,18 @@ class Progress {
   }
 
  private:
-  static std::string clock_text(double s) {
-    char b[32];
-    const long t = static_cast<long>(s);
-    std::snprintf(b, sizeof b, "%ld:%02ld", t / 60, t % 60);
-    return b;
+  std::string done_text(size_t done, double elapsed) const {
+    return progress_text(static_cast<double>(done), static_cast<double>(total_), static_cast<double>(done_at_start_),
+                         elapsed);
   }
-  size_t total_;
+  size_t total_, done_at_start_;
   bool quiet_, tty_;
   Clock::time_point start_, last_;
   size_t last_tenth_ = 0, last_done_ = static_cast<size_t>(-1);
   bool drawn_ = false, printed_ = false;
   std::string last_text_;
   std::string label_;
+  double plain_every_;  // seconds between plain lines at least
 };
 
 struct Running {
@@ -319,7 +324,7 @@ bool run_jobs(const Plan& plan, const std::string& run_dir, const RunnerOptions&
   };
   for (const Job& j : plan.jobs)
     if (auto it = results.find(j.id); it != results.end()) tally(it->second);
-  Progress progress(plan.jobs.size(), options.quiet, options.label);
+  Progress progress(plan.jobs.size(), done, options.quiet, options.label);
 
   // Generators need `tma-sim random`; a binary without it skips them (it says so).
   if (std::any_of(pending.begin(), pending.end(), [](const Job* j) { return j->kind == "random"; })) {
@@ -402,9 +407,12 @@ bool run_jobs(const Plan& plan, const std::string& run_dir, const RunnerOptions&
         continue;
       }
       // Ended by our stop signal, or by the signal that stops us (Slurm signals every process
-      // of a job): unfinished (no result; --resume runs it). A job that exited on its own
-      // meanwhile did finish.
-      if (!(WIFSIGNALED(st) && (r.stopped || g_stop_signal))) {
+      // of a job): unfinished (no result; --resume runs it), whether the signal killed it or it
+      // stopped cleanly and said so with exit 130 (tma-sim run writes its files first). A job
+      // that exited on its own meanwhile did finish.
+      const bool ended_by_stop = (r.stopped || g_stop_signal) &&
+                                 (WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) == 130));
+      if (!ended_by_stop) {
         Result res = finish_job(plan, run_dir, r, st);
         record(run_dir, res, results);
         tally(res);

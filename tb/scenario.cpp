@@ -439,4 +439,10 @@ OverrideError::OverrideError(const YamlError& e, size_t index, const std::string
       index_(index),
       cause_(e.problem()) {}
 
+YAML::Node scenario_document(const std::string& path, const std::vector<std::string>& overrides) {
+  YAML::Node raw = YAML::LoadFile(path);
+  for (const std::string& o : overrides) apply_override(raw, path, o);
+  return raw;
+}
+
 }  // namespace tma

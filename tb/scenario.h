@@ -14,6 +14,10 @@
 #include "tma_op.h"
 #include "yaml_reader.h"
 
+namespace YAML {
+class Node;
+}
+
 namespace tma {
 
 struct ScenarioTensor {
@@ -113,5 +117,9 @@ class OverrideError : public YamlError {
 
 // The last of `overrides` whose path is `field` or holds it ("workload" holds "workload.m").
 std::optional<size_t> override_of(const std::vector<std::string>& overrides, const std::string& field);
+
+// The scenario file's YAML tree with the overrides applied: what load_scenario read (for the
+// record of a run's configuration). Call it after load_scenario accepted the same arguments.
+YAML::Node scenario_document(const std::string& path, const std::vector<std::string>& overrides);
 
 }  // namespace tma

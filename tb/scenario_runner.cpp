@@ -5,18 +5,24 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <set>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include "cta_issuer.h"
 #include "descriptor_codec.h"
 #include "gpu_system.h"
 #include "perfetto_trace.h"
+#include "progress.h"
+#include "run_config.h"
 #include "scoreboard.h"
 #include "vcd_writer.h"
+#include "version.h"
 #include "workload.h"
 
 namespace tma {
@@ -25,13 +31,45 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// SIGINT or SIGTERM during a run: the handler only records it; the monitor stops the simulation
+// at its next wake-up, and the run writes its summary and files as at a normal end.
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void on_run_stop_signal(int sig) { g_stop_signal = sig; }
+
+// Installs the handlers for the life of the object. SA_RESETHAND: a second signal finds the
+// default action and ends the process at once (for a user who does not want to wait).
+class StopSignals {
+ public:
+  explicit StopSignals(bool on) : on_(on) {
+    if (!on_) return;
+    g_stop_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_run_stop_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    if (!on_) return;
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  bool on_;
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
 // Watches the run: stops the simulation when every CTA is done, prints progress, samples the VCD.
 class RunMonitor : public sc_core::sc_module {
  public:
   RunMonitor(sc_core::sc_module_name name, GpuSystem& gpu, std::vector<std::unique_ptr<CtaIssuer>>& issuers,
-             const RunOptions& options)
-      : sc_module(name), gpu_(gpu), issuers_(issuers), options_(options), clock_(gpu.arch().sm_clock_mhz),
-        started_(Clock::now()) {
+             uint64_t total_ops, const RunOptions& options)
+      : sc_module(name), gpu_(gpu), issuers_(issuers), total_ops_(total_ops), options_(options),
+        clock_(gpu.arch().sm_clock_mhz), started_(Clock::now()) {
     if (!options.vcd_path.empty()) {
       vcd_ = std::make_unique<VcdWriter>(options.vcd_path, clock_.period_ps());
       if (!vcd_->ok()) throw std::runtime_error("cannot write " + options.vcd_path);
@@ -42,10 +80,25 @@ class RunMonitor : public sc_core::sc_module {
         vcd_->add_signal(scope, "tma_busy", 1);
         vcd_->add_signal(scope, "cta_done", 1);
       }
+      // The shared memory system beside the SMs: requests the L2 has not answered, DRAM accesses
+      // not done.
+      vcd_->add_signal("l2", "requests_in_flight", kSharedWidth);
+      vcd_->add_signal("l2", "busy", 1);
+      vcd_->add_signal("dram", "accesses_in_flight", kSharedWidth);
+      vcd_->add_signal("dram", "busy", 1);
+      gpu.l2().set_occupancy_log(&l2_occupancy_);
+      gpu.dram().set_occupancy_log(&dram_occupancy_);
     }
     SC_HAS_PROCESS(RunMonitor);
     SC_THREAD(watch);
     if (vcd_) SC_THREAD(sample);
+  }
+  int stopped_by() const { return stopped_by_; }  // the signal that stopped the run, or 0
+  // After the simulation: the VCD's last values and its end time.
+  void finish_vcd(uint64_t cycle) {
+    if (!vcd_) return;
+    vcd_->sample(cycle, values(cycle));
+    vcd_->finish(cycle);
   }
 
  private:
@@ -55,47 +108,84 @@ class RunMonitor : public sc_core::sc_module {
   void watch() {
     sc_core::sc_event_or_list any;
     for (auto& i : issuers_) any |= i->finished_event();
+    // Progress on stderr: on a terminal one line redrawn every second, else (logs, CI) a plain
+    // line every 10 s; the first after 3 s (TMA_PROGRESS_INTERVAL sets all three).
+    const bool tty = ::isatty(2);
+    const double first = progress_interval(3), every = progress_interval(tty ? 1 : 10);
     auto last_print = started_;
     while (!all_done()) {
+      // The same wake-ups with or without a signal: watching for one must not move the run's timing.
+      if (g_stop_signal) {
+        stopped_by_ = g_stop_signal;
+        break;
+      }
       sc_core::wait(clock_.to_time(20000), any);
       const auto now = Clock::now();
-      if (options_.progress && now - started_ > std::chrono::seconds(3) && now - last_print > std::chrono::seconds(1)) {
+      const double elapsed = std::chrono::duration<double>(now - started_).count();
+      if (options_.progress && elapsed >= first &&
+          (!printed_ || std::chrono::duration<double>(now - last_print).count() >= every)) {
         last_print = now;
-        size_t done = 0;
-        for (auto& i : issuers_) done += i->finished();
-        std::fprintf(stderr, "\r  progress: %llu cycles simulated, %zu/%zu CTAs done, %.0f s elapsed   ",
-                     static_cast<unsigned long long>(clock_.now_cycles()), done, issuers_.size(),
-                     std::chrono::duration<double>(now - started_).count());
-        std::fflush(stderr);
-        printed_ = true;
+        print_progress(tty, elapsed);
       }
     }
-    if (printed_) std::fprintf(stderr, "\n");
+    if (printed_ && tty) std::fprintf(stderr, "\n");
     sc_core::sc_stop();
   }
-  void sample() {
+  // "progress: 7200/16000 operations done, 45%, about 0:15 left (...)": the work is the operations
+  // the CTAs' programs issue, done when complete.
+  void print_progress(bool tty, double elapsed) {
+    uint64_t done = 0;
+    size_t ctas = 0;
+    for (auto& i : issuers_) {
+      done += i->latencies().size();
+      ctas += i->finished();
+    }
+    char text[256];
+    std::snprintf(text, sizeof text, "progress: %llu/%llu operations done, %s (%llu cycles simulated, %zu/%zu CTAs done, %s elapsed)",
+                  static_cast<unsigned long long>(done), static_cast<unsigned long long>(total_ops_),
+                  progress_text(static_cast<double>(done), static_cast<double>(total_ops_), 0, elapsed).c_str(),
+                  static_cast<unsigned long long>(clock_.now_cycles()), ctas, issuers_.size(), clock_text(elapsed).c_str());
+    if (tty) std::fprintf(stderr, "\r\033[K  %s", text);
+    else std::fprintf(stderr, "%s\n", text);
+    std::fflush(stderr);
+    printed_ = true;
+  }
+  std::vector<uint64_t> values(uint64_t cycle) {
     std::vector<uint64_t> v;
+    for (uint32_t sm = 0; sm < gpu_.sm_count(); ++sm) {
+      TmaUnit& u = gpu_.unit(sm);
+      v.push_back(std::min<uint64_t>(u.ops_in_flight(), 0xFFFF));
+      v.push_back(std::min<uint64_t>(u.queue_depth(), 0xFF));
+      v.push_back(u.ops_in_flight() > 0);
+      v.push_back(issuers_[sm]->finished());
+    }
+    const uint64_t max = (uint64_t{1} << kSharedWidth) - 1;
+    for (OccupancyLog* log : {&l2_occupancy_, &dram_occupancy_}) {
+      const uint64_t n = log->in_flight(cycle);
+      v.push_back(std::min(n, max));
+      v.push_back(n > 0);
+    }
+    return v;
+  }
+  void sample() {
     while (true) {
-      v.clear();
-      for (uint32_t sm = 0; sm < gpu_.sm_count(); ++sm) {
-        TmaUnit& u = gpu_.unit(sm);
-        v.push_back(std::min<uint64_t>(u.ops_in_flight(), 0xFFFF));
-        v.push_back(std::min<uint64_t>(u.queue_depth(), 0xFF));
-        v.push_back(u.ops_in_flight() > 0);
-        v.push_back(issuers_[sm]->finished());
-      }
-      vcd_->sample(clock_.now_cycles(), v);
+      const uint64_t now = clock_.now_cycles();
+      vcd_->sample(now, values(now));
       sc_core::wait(clock_.to_time(options_.vcd_sample_cycles));
     }
   }
 
   GpuSystem& gpu_;
   std::vector<std::unique_ptr<CtaIssuer>>& issuers_;
+  uint64_t total_ops_;
   RunOptions options_;
   CycleClock clock_;
   Clock::time_point started_;
   std::unique_ptr<VcdWriter> vcd_;
+  static constexpr int kSharedWidth = 20;  // 132 SMs x 512 requests in flight need 17 bits
+  OccupancyLog l2_occupancy_, dram_occupancy_;
   bool printed_ = false;
+  int stopped_by_ = 0;
 };
 
 uint32_t percentile(std::vector<uint32_t>& v, double p) {
@@ -177,6 +267,7 @@ void prefill_as_run_before(L2Cache& l2, const Scenario& s, const std::vector<SmP
 
 RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOptions& options) {
   const auto t0 = Clock::now();
+  StopSignals stop_signals(options.stop_on_signals);
   GpuSystem gpu("gpu", arch, s.sms, s.cluster_size, s.gpu, s.memory_fill);
   // A dirty L2 first: its lines are the oldest, the first the run evicts (and writes back).
   if (s.l2_state == L2State::dirty)
@@ -211,7 +302,7 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   Scoreboard scoreboard(gpu, s.gpu);
   std::unique_ptr<PerfettoTrace> trace;
   if (!options.trace_path.empty()) {
-    trace = std::make_unique<PerfettoTrace>(options.trace_path, arch.sm_clock_mhz);
+    trace = std::make_unique<PerfettoTrace>(options.trace_path, arch.sm_clock_mhz, options.trace_max_events);
     if (!trace->ok()) throw std::runtime_error("cannot write " + options.trace_path);
   }
   for (uint32_t sm = 0; sm < s.sms; ++sm) {
@@ -221,9 +312,17 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
       gpu.unit(sm).set_request_trace(trace.get());
     }
   }
-  RunMonitor monitor("monitor", gpu, issuers, options);
+  uint64_t total_ops = 0;  // what the programs issue: the progress line's measure of work
+  for (const SmProgram& p : programs) {
+    total_ops += p.prologue.size();
+    for (const Step& st : p.steps) total_ops += st.loads.size() + st.after.size();
+  }
+  RunMonitor monitor("monitor", gpu, issuers, total_ops, options);
   sc_core::sc_start();
-  gpu.check_drained();
+  const int stopped_by = monitor.stopped_by();
+  if (!stopped_by) gpu.check_drained();  // an interrupted run has operations in flight
+  const uint64_t simulated_cycles = CycleClock(arch.sm_clock_mhz).now_cycles();
+  monitor.finish_vcd(simulated_cycles);
 
   RunSummary r;
   r.invariant_checks = gpu.invariants().checks();
@@ -235,11 +334,15 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   r.clock_mhz = arch.sm_clock_mhz;
   r.launch_overhead_ns = arch.launch.overhead_ns;
   r.l2_state = to_string(s.l2_state);
+  r.simulated_cycles = simulated_cycles;
+  r.stop_signal = stopped_by;
   std::vector<uint32_t> lat;
   for (auto& i : issuers) {
     r.cycles = std::max(r.cycles, i->finish_cycle());
     lat.insert(lat.end(), i->latencies().begin(), i->latencies().end());
+    r.ctas_done += i->finished();
   }
+  if (stopped_by) r.cycles = simulated_cycles;  // rates over the time simulated, not the CTAs done
   r.stats = collect_hierarchy_stats();
   auto sum = [&](const std::string& suffix, const std::string& name) {
     return static_cast<uint64_t>(sum_stat(r.stats, suffix, name));
@@ -271,24 +374,45 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   r.latency_p99 = percentile(lat, 0.99);
   r.latency_max = lat.empty() ? 0 : *std::max_element(lat.begin(), lat.end());
   r.latency_min = lat.empty() ? 0 : *std::min_element(lat.begin(), lat.end());
+  r.read_bytes = sum(".splitter", "bytes_requested") - sum(".splitter", "write_bytes") -
+                 sum(".splitter", "reduce_bytes") - sum(".splitter", "prefetch_bytes");
+  r.gpc_coalesced_bytes = sum("gpu.l2", "gpc_coalesced_bytes");
+  r.overfetch_unread_bytes = sum("gpu.l2", "overfetch_unread_bytes");
+  r.consumer_wait_cycles = sum("", "consumer_wait_cycles");
+  r.bulk_wait_cycles = sum("", "bulk_wait_cycles");
+  for (auto& i : issuers) r.consumer_cycles += i->finished() ? i->finish_cycle() : simulated_cycles;
   r.lts_sectors = sum("gpu.l2", "lts_sectors");
   r.dram_row_misses = sum("gpu.dram", "row_misses");
   r.scoreboard_checked = scoreboard.checked();
   r.scoreboard_mismatches = scoreboard.mismatches();
   r.scoreboard_reports = scoreboard.reports();
   r.host_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (trace) {
+    r.trace_path = options.trace_path;
+    r.trace_ops = trace->op_events();
+    r.trace_request_events = trace->request_events();
+    r.trace_dropped = trace->dropped_request_events();
+    r.trace_max_events = trace->max_request_events();
+  }
 
   if (!options.stats_path.empty()) {
     std::ofstream out(options.stats_path);
     if (!out) throw std::runtime_error("cannot write " + options.stats_path);
-    std::vector<std::pair<std::string, std::string>> header = {{"scenario", s.name}, {"arch", arch.name}};
-    for (const auto& [k, v] : summary_fields(r)) header.emplace_back("summary." + k, v);
+    std::vector<std::pair<std::string, std::string>> header = {
+        {"tool", "{\"name\": \"tma-sim\", \"version\": " + json_string(kToolVersion) + "}"},
+        {"scenario", json_string(s.name)},
+        {"arch", json_string(arch.name)},
+        {"simulated_cycles", json_number(static_cast<double>(r.simulated_cycles))},
+        {"interrupted", r.stop_signal ? "true" : "false"},
+        {"config", run_config_json(s, arch, options)}};
+    for (const SummaryField& f : summary_fields(r))
+      header.emplace_back("summary." + f.name, f.number ? f.text : json_string(f.text));
     write_stats_json(out, r.stats, header);
   }
   return r;
 }
 
-std::vector<std::pair<std::string, std::string>> summary_fields(const RunSummary& r) {
+std::vector<SummaryField> summary_fields(const RunSummary& r) {
   auto u = [](uint64_t v) { return std::to_string(v); };
   auto f = [](double v) {
     char b[64];
@@ -296,10 +420,10 @@ std::vector<std::pair<std::string, std::string>> summary_fields(const RunSummary
     return std::string(b);
   };
   return {
-      {"scenario", r.scenario},          {"arch", r.arch},
+      {"scenario", r.scenario, false},   {"arch", r.arch, false},
       {"sms", u(r.sms)},                 {"cycles", u(r.cycles)},
       {"seconds", f(r.seconds())},       {"kernel_seconds", f(r.kernel_seconds())},
-      {"l2_state", r.l2_state},          {"loads", u(r.loads)},
+      {"l2_state", r.l2_state, false},   {"loads", u(r.loads)},
       {"stores", u(r.stores)},           {"reductions", u(r.reductions)},
       {"faults", u(r.faults)},           {"bytes_loaded", u(r.bytes_loaded)},
       {"bytes_stored", u(r.bytes_stored)},
@@ -318,12 +442,20 @@ std::vector<std::pair<std::string, std::string>> summary_fields(const RunSummary
       {"lts_sectors", u(r.lts_sectors)}, {"dram_row_misses", u(r.dram_row_misses)},
       {"scoreboard_checked", u(r.scoreboard_checked)}, {"scoreboard_mismatches", u(r.scoreboard_mismatches)},
       {"invariant_checks", u(r.invariant_checks)}, {"invariant_violations", u(r.invariant_violations)},
+      {"gpc_coalesced_bytes", u(r.gpc_coalesced_bytes)}, {"l2_read_bytes", u(r.l2_read_bytes())},
+      {"l2_read_bandwidth_gbs", f(r.l2_read_bandwidth_gbs())},
+      {"overfetch_unread_bytes", u(r.overfetch_unread_bytes)},
+      {"consumer_load_wait_share", f(r.load_wait_share())}, {"consumer_store_wait_share", f(r.store_wait_share())},
   };
 }
 
 void print_summary(std::FILE* out, const RunSummary& r) {
   const double mb = 1e6;
   std::fprintf(out, "scenario %s on %s, %u SMs\n", r.scenario.c_str(), r.arch.c_str(), r.sms);
+  if (r.stop_signal)
+    std::fprintf(out, "  INTERRUPTED        by %s at cycle %llu, %u of %u CTAs done: the numbers below cover the run so far\n",
+                 r.stop_signal == SIGINT ? "SIGINT" : r.stop_signal == SIGTERM ? "SIGTERM" : "a signal",
+                 static_cast<unsigned long long>(r.simulated_cycles), r.ctas_done, r.sms);
   std::fprintf(out, "  simulated time     %llu cycles = %.3f us at %.0f MHz (first CTA start to last CTA end); "
                     "%.3f us with the launch (as cudaEvents time it); L2 %s at launch\n",
                static_cast<unsigned long long>(r.cycles), r.seconds() * 1e6, r.clock_mhz, r.kernel_seconds() * 1e6,
@@ -343,11 +475,27 @@ void print_summary(std::FILE* out, const RunSummary& r) {
   }
   if (r.bytes_stored && !r.bytes_loaded)  // a store-only stream
     std::fprintf(out, "  store bandwidth    %.1f GB/s\n", r.store_bandwidth_gbs());
+  if (r.read_bytes) {
+    // Where the loads' bytes came from: a load bandwidth above what the L2 can serve is the GPC
+    // coalescer's doing (SMs of a GPC reading the same sectors at about the same time).
+    std::fprintf(out, "  load sources       L2 slices %.3f MB (%.1f%%, %.1f GB/s), GPC coalescer %.3f MB (%.1f%%: sectors "
+                      "another SM of the GPC had just read)\n",
+                 r.l2_read_bytes() / mb, 100.0 * r.l2_read_bytes() / r.read_bytes, r.l2_read_bandwidth_gbs(),
+                 r.gpc_coalesced_bytes / mb, 100.0 * r.gpc_coalesced_bytes / r.read_bytes);
+  }
   std::fprintf(out, "  L2                 %llu requests, %llu sectors, hit rate %.1f%%\n",
                static_cast<unsigned long long>(r.l2_requests), static_cast<unsigned long long>(r.sectors_requested),
                100 * r.l2_hit_rate());
-  std::fprintf(out, "  DRAM               %.3f MB read, %.3f MB written; over-fetch from promotion %.3f MB\n",
-               r.dram_read_bytes / mb, r.dram_write_bytes / mb, r.overfetch_bytes() / mb);
+  std::fprintf(out, "  DRAM               %.3f MB read, %.3f MB written; over-fetch from promotion %.3f MB, %.3f MB of it "
+                    "never read\n",
+               r.dram_read_bytes / mb, r.dram_write_bytes / mb, r.overfetch_bytes() / mb, r.overfetch_unread_bytes / mb);
+  if (r.consumer_cycles) {
+    // Memory-bound when the consumers spend most of their time waiting for memory (loads, or the
+    // wait_group of their stores), compute-bound when most of it goes on their own work.
+    const double waits = r.load_wait_share() + r.store_wait_share();
+    std::fprintf(out, "  consumers          waited on loads %.1f%% and on stores %.1f%% of their time: %s\n",
+                 100 * r.load_wait_share(), 100 * r.store_wait_share(), waits >= 0.5 ? "memory-bound" : "compute-bound");
+  }
   std::fprintf(out, "  descriptor cache   %llu hits, %llu misses\n", static_cast<unsigned long long>(r.descriptor_hits),
                static_cast<unsigned long long>(r.descriptor_misses));
   std::fprintf(out, "  shared memory      TMA: %llu wavefronts, %llu bank conflicts; consumer reads: %llu wavefronts, %llu bank conflicts\n",
@@ -362,6 +510,16 @@ void print_summary(std::FILE* out, const RunSummary& r) {
   std::fprintf(out, "  invariants         %llu checks, %llu violations\n", static_cast<unsigned long long>(r.invariant_checks),
                static_cast<unsigned long long>(r.invariant_violations));
   for (const std::string& line : r.invariant_reports) std::fprintf(out, "    %s\n", line.c_str());
+  if (!r.trace_path.empty()) {
+    std::fprintf(out, "  trace              %s: %llu operations, %llu L2 requests", r.trace_path.c_str(),
+                 static_cast<unsigned long long>(r.trace_ops), static_cast<unsigned long long>(r.trace_request_events));
+    if (r.trace_dropped)  // the cap applied: say so, or the trace looks like the whole run
+      std::fprintf(out, "; %llu of %llu L2 request events dropped (%.0f%%) beyond --trace-max-events %llu (0: no cap)",
+                   static_cast<unsigned long long>(r.trace_dropped),
+                   static_cast<unsigned long long>(r.trace_request_events),
+                   100.0 * r.trace_dropped / r.trace_request_events, static_cast<unsigned long long>(r.trace_max_events));
+    std::fprintf(out, "\n");
+  }
   std::fprintf(out, "  host               %.2f s, %.1f MB/s and %.0f cycles/s simulated\n", r.host_seconds,
                r.host_seconds > 0 ? r.bytes_loaded / mb / r.host_seconds : 0,
                r.host_seconds > 0 ? r.cycles / r.host_seconds : 0);

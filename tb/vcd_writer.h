@@ -11,19 +11,26 @@ namespace tma {
 
 class VcdWriter {
  public:
-  // `timescale_ps`: one VCD time unit in picoseconds (the clock period).
-  VcdWriter(const std::string& path, uint64_t timescale_ps);
+  // Times are written in picoseconds (`$timescale 1 ps`): IEEE 1364 allows only 1, 10 or 100 of a
+  // unit, and a clock period such as 505 ps (1980 MHz) is none of them. A cycle is `period_ps`.
+  VcdWriter(const std::string& path, uint64_t period_ps);
   ~VcdWriter();
   bool ok() const { return file_ != nullptr; }
-  // Declare every signal before the first sample. Returns its index.
+  // Declare every signal before the first sample; scopes are written in the order they are first
+  // named. Returns its index.
   size_t add_signal(const std::string& scope, const std::string& name, int width);
   // Records the values of all signals at `cycle` (only changes are written).
   void sample(uint64_t cycle, const std::vector<uint64_t>& values);
+  // Ends the dump at `cycle` (a last time stamp, so that viewers show the run to its end) and
+  // closes the file. The destructor closes it too, without the time stamp.
+  void finish(uint64_t cycle);
 
  private:
   void header();
   std::FILE* file_;
-  uint64_t timescale_ps_;
+  uint64_t period_ps_;
+  uint64_t last_time_ = 0;  // the last time stamp written, in ps
+  bool stamped_ = false;
   struct Signal {
     std::string scope, name, id;
     int width;

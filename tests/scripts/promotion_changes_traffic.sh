@@ -13,7 +13,7 @@ run() {  # promotion -> stats file
     --set 'tensors.T.dims=[64, 131072]' --set 'tensors.T.strides=[256]' \
     --set descriptors.T_tile.l2_promotion="$1" --stats "$out/$1.json" >/dev/null
 }
-field() { grep -o "\"summary.$2\": \"[0-9.e+-]*\"" "$out/$1.json" | grep -o '[0-9][0-9.e+-]*' | tail -1; }
+field() { grep -o "\"summary.$2\": [0-9.e+-]*" "$out/$1.json" | grep -o '[0-9][0-9.e+-]*' | tail -1; }  # a JSON number
 for p in none 64B 128B 256B; do run "$p"; done
 dram_none=$(field none dram_read_bytes); dram_64=$(field 64B dram_read_bytes)
 dram_128=$(field 128B dram_read_bytes); dram_256=$(field 256B dram_read_bytes)
