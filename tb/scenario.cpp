@@ -204,6 +204,40 @@ void check_stream_store(const YamlField& n, const Scenario& s, const Workload& w
                              "): stores past its end would be dropped");
 }
 
+std::optional<Raster> parse_raster(const std::string& s) {
+  if (s == "n") return Raster::n;
+  if (s == "m") return Raster::m;
+  if (s == "heuristic") return Raster::heuristic;
+  return std::nullopt;
+}
+
+// A GEMM-like workload's `schedule:` block (docs/scenarios.md, "Tile schedules"). tile_order is
+// the older spelling of raster.
+void read_schedule(const YamlField& w, TileSchedule& out) {
+  const YamlField n = w["schedule"];
+  if (n.is_null()) return;
+  if (!n.is_map()) throw n.error("expected a mapping of raster, group_size_m, swizzle and persistent");
+  n.check_keys({"raster", "group_size_m", "swizzle", "persistent"});
+  if (!n["raster"].is_null()) {
+    if (!w["tile_order"].is_null())
+      throw n["raster"].error("give schedule.raster or tile_order (its older spelling), not both");
+    out.raster = n["raster"].as_enum(parse_raster, "m, n, heuristic");
+  }
+  out.group_size_m = static_cast<uint32_t>(n["group_size_m"].as_uint64_or(0, 1, 1u << 20));
+  if (!n["swizzle"].is_null()) {
+    out.swizzle = static_cast<uint32_t>(n["swizzle"].as_uint64(1, 8));
+    if (out.swizzle & (out.swizzle - 1)) throw n["swizzle"].error("expected 1, 2, 4 or 8; got " + std::to_string(out.swizzle));
+    // CUTLASS's default raster order is its heuristic.
+    if (n["raster"].is_null() && w["tile_order"].is_null()) out.raster = Raster::heuristic;
+  }
+  if (out.group_size_m) {
+    if (out.swizzle) throw n["group_size_m"].error("group_size_m (Triton's order) and swizzle (CUTLASS's) exclude each other");
+    if (!n["raster"].is_null() || !w["tile_order"].is_null())
+      throw n["group_size_m"].error("group_size_m sets the order itself (M fastest inside a group): no raster or tile_order with it");
+  }
+  out.persistent = n["persistent"].as_bool_or(true);
+}
+
 Workload read_workload(const YamlField& n, const Scenario& s) {
   Workload w;
   const std::string kind = n["kind"].as_string();
@@ -221,12 +255,13 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
   const std::string order = n["tile_order"].as_string_or("row_major");
   if (order != "row_major" && order != "column_major")
     throw n["tile_order"].error("expected one of: row_major, column_major; got '" + order + "'");
-  w.column_major = order == "column_major";
+  w.schedule.raster = order == "column_major" ? Raster::m : Raster::n;
   w.prefetch_descriptors = n["prefetch_descriptors"].as_bool_or(false);
   w.consumer_reads = n["consumer_reads"].as_bool_or(false);
   if (kind == "gemm") {
     n.check_keys({"kind", "a", "b", "c", "m", "n", "k", "stages", "compute_cycles", "max_tiles_per_sm", "tile_order",
-                  "prefetch_descriptors", "multicast_a", "consumer_reads"});
+                  "schedule", "prefetch_descriptors", "multicast_a", "consumer_reads"});
+    read_schedule(n, w.schedule);
     w.kind = WorkloadKind::gemm;
     w.a = need_descriptor("a");
     w.b = need_descriptor("b");
@@ -239,7 +274,8 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     check_gemm(n, s, w);
   } else if (kind == "conv") {
     n.check_keys({"kind", "activation", "filter", "filter_size", "output_channel_tiles", "stages", "compute_cycles",
-                  "max_tiles_per_sm", "tile_order", "prefetch_descriptors", "consumer_reads"});
+                  "max_tiles_per_sm", "tile_order", "schedule", "prefetch_descriptors", "consumer_reads"});
+    read_schedule(n, w.schedule);
     w.kind = WorkloadKind::conv;
     w.activation = need_descriptor("activation");
     w.filter = need_descriptor("filter");

@@ -11,6 +11,7 @@
 
 #include "global_memory.h"
 #include "tensor_map.h"
+#include "tile_schedule.h"
 #include "tma_op.h"
 #include "yaml_reader.h"
 
@@ -50,7 +51,7 @@ struct Workload {
   uint32_t stages = 2;                 // shared-memory pipeline depth
   uint32_t compute_cycles = 0;         // consumer work per stage
   uint64_t max_tiles_per_sm = 0;       // 0: every tile of the problem
-  bool column_major = false;           // tile order over the output / the tensor
+  TileSchedule schedule;               // tile order (raster; grouping and swizzle for gemm and conv), persistence
   bool prefetch_descriptors = false;   // prefetch.tensormap at the start
   bool consumer_reads = false;         // the consumer reads each loaded tile (bank conflicts show)
   // gemm

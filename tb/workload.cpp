@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "tile_schedule.h"
+
 namespace tma {
 
 namespace {
@@ -50,17 +52,63 @@ void add_reads(const Scenario& s, Step& st) {
   }
 }
 
-// Tiles of a problem, in the requested order, dealt round robin to `groups` (SMs or clusters).
-std::vector<std::vector<std::pair<uint64_t, uint64_t>>> deal_tiles(uint64_t rows, uint64_t cols, bool column_major,
-                                                                    uint32_t groups, uint64_t max_per_group) {
-  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> out(groups);
-  const uint64_t total = rows * cols;
-  for (uint64_t t = 0; t < total; ++t) {
-    const uint64_t r = column_major ? t % rows : t / cols;
-    const uint64_t c = column_major ? t / rows : t % cols;
+// A place in a schedule's order that holds no work item (CUTLASS's swizzle padding).
+constexpr int64_t kPadding = -1;
+
+// The output tiles of a tiles_m x tiles_n problem in the schedule's order, as indices m * tiles_n + n.
+std::vector<int64_t> tile_order(uint64_t tiles_m, uint64_t tiles_n, const TileSchedule& schedule) {
+  std::vector<int64_t> order;
+  for (const OutputTile& t : schedule_tiles(tiles_m, tiles_n, schedule))
+    order.push_back(t.padding ? kPadding : static_cast<int64_t>(t.m * tiles_n + t.n));
+  return order;
+}
+
+// Work items in the order the grid takes them dealt to CTAs. `share` CTAs (a cluster whose CTAs
+// all run each item: multicast) take every item together; with share = 1 each CTA takes its own.
+// emit(program, item, cta_in_share) appends an item's steps to a CTA's program.
+//   - persistent: one CTA per SM; the groups of `share` SMs take places g, g + groups, ... of the
+//     order (CUTLASS's and Triton's persistent kernels: CTA b walks b, b + grid, ...);
+//     max_tiles_per_sm caps each group.
+//   - not persistent: one CTA per item (per sharing CTA), in grid order; the first wave goes to
+//     SMs 0, 1, ... and, without clusters, every later CTA to the first SM that frees (kAnySm);
+//     with clusters the waves are dealt statically (CTA e on SM e % sms). max_tiles_per_sm caps
+//     the grid at that many items per group.
+// The places of the order that go to each of `groups` CTAs (or clusters) of a persistent grid:
+// g, g + groups, ..., at most cap (0: no cap) items each.
+std::vector<std::vector<int64_t>> persistent_deal(const std::vector<int64_t>& order, uint32_t groups, uint64_t cap) {
+  std::vector<std::vector<int64_t>> out(groups);
+  for (size_t t = 0; t < order.size(); ++t) {
     auto& g = out[t % groups];
-    if (max_per_group && g.size() >= max_per_group) continue;
-    g.emplace_back(r, c);
+    if (order[t] != kPadding && !(cap && g.size() >= cap)) g.push_back(order[t]);
+  }
+  return out;
+}
+
+template <typename Emit>
+Launch deal_work(const Scenario& s, const std::vector<int64_t>& order, bool persistent, uint32_t share, Emit&& emit) {
+  const uint64_t cap = s.workload.max_tiles_per_sm;
+  const uint32_t groups = s.sms / share;
+  Launch out;
+  if (persistent) {
+    out.ctas.resize(s.sms);
+    for (uint32_t sm = 0; sm < s.sms; ++sm) out.sm.push_back(static_cast<int32_t>(sm));
+    const auto dealt = persistent_deal(order, groups, cap);
+    for (uint32_t g = 0; g < groups; ++g)
+      for (int64_t item : dealt[g])
+        for (uint32_t c = 0; c < share; ++c) emit(out.ctas[g * share + c], item, c);
+    return out;
+  }
+  uint64_t items = 0;
+  for (int64_t item : order) {
+    if (item == kPadding) continue;
+    if (cap && items >= cap * groups) break;
+    ++items;
+    for (uint32_t c = 0; c < share; ++c) {
+      const uint64_t e = out.ctas.size();
+      out.ctas.emplace_back();
+      emit(out.ctas.back(), item, c);
+      out.sm.push_back(s.cluster_size == 1 && e >= s.sms ? kAnySm : static_cast<int32_t>(e % s.sms));
+    }
   }
   return out;
 }
@@ -72,7 +120,7 @@ void check_fits(uint64_t bytes, const ArchConfig& arch, const char* what) {
 }
 
 // ---- GEMM: C[M,N] = A[M,K] B[K,N]; A's descriptor has box [tk, tm] over dims [K, M], B's [tk, tn] over [K, N].
-void build_gemm(const Scenario& s, const ArchConfig& arch, std::vector<SmProgram>& progs) {
+Launch build_gemm(const Scenario& s, const ArchConfig& arch) {
   const Workload& w = s.workload;
   const ScenarioDescriptor& a = desc(s, w.a);
   const ScenarioDescriptor& b = desc(s, w.b);
@@ -85,42 +133,39 @@ void build_gemm(const Scenario& s, const ArchConfig& arch, std::vector<SmProgram
   check_fits(stage * w.stages + c_bytes, arch, "gemm stages");
   const uint64_t mt = div_up(w.m, tm), nt = div_up(w.n, tn), kt = div_up(w.k, tk);
   const uint32_t cs = w.multicast_a ? s.cluster_size : 1;
-  // With multicast the CTAs of a cluster share an A row block: a cluster takes cs adjacent N tiles.
+  // With multicast the CTAs of a cluster share an A row block: a cluster takes cs adjacent N
+  // tiles, and the schedule orders these cluster tiles.
   const uint64_t ngroups = div_up(nt, cs);
-  auto dealt = deal_tiles(mt, ngroups, w.column_major, s.sms / cs, w.max_tiles_per_sm);
-  for (uint32_t sm = 0; sm < s.sms; ++sm) {
-    const uint32_t group = sm / cs, cta = sm % cs;
-    SmProgram& p = progs[sm];
-    for (auto [mi, ng] : dealt[group]) {
-      const uint64_t nj = ng * cs + cta;
-      for (uint64_t kk = 0; kk < kt; ++kk) {
-        Step st;
-        const uint32_t base = static_cast<uint32_t>((p.steps.size() % w.stages) * stage);
-        if (!w.multicast_a || cta == 0) {
-          IssueOp op = make_op(a, OpKind::load, {static_cast<int64_t>(kk * tk), static_cast<int64_t>(mi * tm)}, base);
-          if (w.multicast_a) op.cmd.cta_mask = static_cast<uint16_t>((1u << cs) - 1);
-          st.loads.push_back(op);
-        }
-        st.loads.push_back(make_op(b, OpKind::load, {static_cast<int64_t>(kk * tk), static_cast<int64_t>(nj * tn)},
-                                   base + static_cast<uint32_t>(a_bytes)));
-        st.expected_completions = 2;  // A (own or multicast) and B
-        st.compute_cycles = w.compute_cycles;
-        add_reads(s, st);
-        if (kk + 1 == kt && !w.c.empty()) {
-          const ScenarioDescriptor& c = desc(s, w.c);
-          st.after.push_back(make_op(c, OpKind::store,
-                                     {static_cast<int64_t>(nj * c.map.box[0]), static_cast<int64_t>(mi * c.map.box[1])},
-                                     static_cast<uint32_t>(stage * w.stages)));
-        }
-        p.steps.push_back(st);
+  auto emit = [&](CtaProgram& p, int64_t item, uint32_t cta) {
+    const uint64_t mi = static_cast<uint64_t>(item) / ngroups, nj = static_cast<uint64_t>(item) % ngroups * cs + cta;
+    for (uint64_t kk = 0; kk < kt; ++kk) {
+      Step st;
+      const uint32_t base = static_cast<uint32_t>((p.steps.size() % w.stages) * stage);
+      if (!w.multicast_a || cta == 0) {
+        IssueOp op = make_op(a, OpKind::load, {static_cast<int64_t>(kk * tk), static_cast<int64_t>(mi * tm)}, base);
+        if (w.multicast_a) op.cmd.cta_mask = static_cast<uint16_t>((1u << cs) - 1);
+        st.loads.push_back(op);
       }
+      st.loads.push_back(make_op(b, OpKind::load, {static_cast<int64_t>(kk * tk), static_cast<int64_t>(nj * tn)},
+                                 base + static_cast<uint32_t>(a_bytes)));
+      st.expected_completions = 2;  // A (own or multicast) and B
+      st.compute_cycles = w.compute_cycles;
+      add_reads(s, st);
+      if (kk + 1 == kt && !w.c.empty()) {
+        const ScenarioDescriptor& c = desc(s, w.c);
+        st.after.push_back(make_op(c, OpKind::store,
+                                   {static_cast<int64_t>(nj * c.map.box[0]), static_cast<int64_t>(mi * c.map.box[1])},
+                                   static_cast<uint32_t>(stage * w.stages)));
+      }
+      p.steps.push_back(st);
     }
-  }
+  };
+  return deal_work(s, tile_order(mt, ngroups, w.schedule), w.schedule.persistent, cs, emit);
 }
 
 // ---- Convolution as implicit GEMM: each step loads one im2col column of activation pixels
 // (one filter tap, one channel block) and the matching filter tile.
-void build_conv(const Scenario& s, const ArchConfig& arch, std::vector<SmProgram>& progs) {
+Launch build_conv(const Scenario& s, const ArchConfig& arch) {
   const Workload& w = s.workload;
   const ScenarioDescriptor& x = desc(s, w.activation);
   const ScenarioDescriptor& f = desc(s, w.filter);
@@ -144,45 +189,45 @@ void build_conv(const Scenario& s, const ArchConfig& arch, std::vector<SmProgram
   const uint64_t x_bytes = align_up(box_smem_bytes(m), 1024), f_bytes = align_up(box_smem_bytes(f.map), 1024);
   const uint64_t stage = x_bytes + f_bytes;
   check_fits(stage * w.stages, arch, "conv stages");
-  auto dealt = deal_tiles(pixel_blocks, w.output_channel_tiles, w.column_major, s.sms, w.max_tiles_per_sm);
-  for (uint32_t sm = 0; sm < s.sms; ++sm) {
-    SmProgram& p = progs[sm];
-    for (auto [pb, ko] : dealt[sm]) {
-      // The block's first output pixel, as im2col coordinates (W, H, D from the lower corner, then N).
-      uint64_t lin = pb * ppc;
-      std::vector<int64_t> start(m.rank, 0);
-      for (int d = 0; d < nsp; ++d) {
-        start[d + 1] = static_cast<int64_t>(lin % out[d]) + m.lower_corner[d];
-        lin /= out[d];
-      }
-      start[m.rank - 1] = static_cast<int64_t>(lin);
-      for (uint64_t tap = 0; tap < taps; ++tap) {
-        for (uint64_t cb = 0; cb < channel_blocks; ++cb) {
-          Step st;
-          const uint32_t base = static_cast<uint32_t>((p.steps.size() % w.stages) * stage);
-          std::vector<int64_t> coords = start;
-          coords[0] = static_cast<int64_t>(cb * cpp);
-          IssueOp xo = make_op(x, OpKind::load, coords, base);
-          uint64_t t = tap;
-          for (int d = 0; d < nsp; ++d) {
-            xo.cmd.op.im2col_offsets[d] = static_cast<uint16_t>(t % w.filter_size[d]);
-            t /= w.filter_size[d];
-          }
-          st.loads.push_back(xo);
-          // Filter tensor [C, K, taps]: box [cpp, Ktile, 1].
-          std::vector<int64_t> fc(f.map.rank, 0);
-          fc[0] = static_cast<int64_t>(cb * cpp);
-          if (f.map.rank > 1) fc[1] = static_cast<int64_t>(ko * f.map.box[1]);
-          if (f.map.rank > 2) fc[2] = static_cast<int64_t>(tap);
-          st.loads.push_back(make_op(f, OpKind::load, fc, base + static_cast<uint32_t>(x_bytes)));
-          st.expected_completions = 2;
-          st.compute_cycles = w.compute_cycles;
-          add_reads(s, st);
-          p.steps.push_back(st);
+  // The implicit GEMM's output tiles: M = pixel blocks, N = output channel tiles.
+  auto emit = [&](CtaProgram& p, int64_t item, uint32_t) {
+    const uint64_t pb = static_cast<uint64_t>(item) / w.output_channel_tiles;
+    const uint64_t ko = static_cast<uint64_t>(item) % w.output_channel_tiles;
+    // The block's first output pixel, as im2col coordinates (W, H, D from the lower corner, then N).
+    uint64_t lin = pb * ppc;
+    std::vector<int64_t> start(m.rank, 0);
+    for (int d = 0; d < nsp; ++d) {
+      start[d + 1] = static_cast<int64_t>(lin % out[d]) + m.lower_corner[d];
+      lin /= out[d];
+    }
+    start[m.rank - 1] = static_cast<int64_t>(lin);
+    for (uint64_t tap = 0; tap < taps; ++tap) {
+      for (uint64_t cb = 0; cb < channel_blocks; ++cb) {
+        Step st;
+        const uint32_t base = static_cast<uint32_t>((p.steps.size() % w.stages) * stage);
+        std::vector<int64_t> coords = start;
+        coords[0] = static_cast<int64_t>(cb * cpp);
+        IssueOp xo = make_op(x, OpKind::load, coords, base);
+        uint64_t t = tap;
+        for (int d = 0; d < nsp; ++d) {
+          xo.cmd.op.im2col_offsets[d] = static_cast<uint16_t>(t % w.filter_size[d]);
+          t /= w.filter_size[d];
         }
+        st.loads.push_back(xo);
+        // Filter tensor [C, K, taps]: box [cpp, Ktile, 1].
+        std::vector<int64_t> fc(f.map.rank, 0);
+        fc[0] = static_cast<int64_t>(cb * cpp);
+        if (f.map.rank > 1) fc[1] = static_cast<int64_t>(ko * f.map.box[1]);
+        if (f.map.rank > 2) fc[2] = static_cast<int64_t>(tap);
+        st.loads.push_back(make_op(f, OpKind::load, fc, base + static_cast<uint32_t>(x_bytes)));
+        st.expected_completions = 2;
+        st.compute_cycles = w.compute_cycles;
+        add_reads(s, st);
+        p.steps.push_back(st);
       }
     }
-  }
+  };
+  return deal_work(s, tile_order(pixel_blocks, w.output_channel_tiles, w.schedule), w.schedule.persistent, 1, emit);
 }
 
 // ---- Stream: every tile of a tensor (dimensions 0 and 1 tiled by the box), loaded, optionally
@@ -190,7 +235,7 @@ void build_conv(const Scenario& s, const ArchConfig& arch, std::vector<SmProgram
 // step stores (or reduces) one tile from its stage, as it is, with at most `stages` bulk operations
 // outstanding. With `multicast` the tiles are dealt to clusters and each one is loaded once into
 // every CTA of its cluster.
-void build_stream(const Scenario& s, const ArchConfig& arch, std::vector<SmProgram>& progs) {
+Launch build_stream(const Scenario& s, const ArchConfig& arch) {
   const Workload& w = s.workload;
   const bool store_only = w.load.empty();
   // The tiles are those of the load's descriptor, or of the store's in a store-only stream.
@@ -203,15 +248,20 @@ void build_stream(const Scenario& s, const ArchConfig& arch, std::vector<SmProgr
   const uint64_t ty = m.rank > 1 ? div_up(m.dims[1], static_cast<uint64_t>(m.box[1])) : 1;
   // Multicast: a cluster of cs CTAs takes the tiles one SM would (max_tiles_per_sm caps the cluster).
   const uint32_t cs = (w.multicast || w.shared_tiles) ? s.cluster_size : 1;
-  auto dealt = deal_tiles(ty, tx, w.column_major, s.sms / cs, w.max_tiles_per_sm);
   ReduceOp red = ReduceOp::add;
   OpKind back = OpKind::store;
   if (!w.reduce_op.empty()) parse_op_name("reduce_" + w.reduce_op, back, red);
+  // A persistent grid: each SM (each cluster, with multicast or shared tiles) goes over its tiles `passes` times.
+  const auto dealt = persistent_deal(tile_order(ty, tx, w.schedule), s.sms / cs, w.max_tiles_per_sm);
+  Launch launch;
+  launch.ctas.resize(s.sms);
   for (uint32_t sm = 0; sm < s.sms; ++sm) {
-    SmProgram& p = progs[sm];
+    launch.sm.push_back(static_cast<int32_t>(sm));
+    CtaProgram& p = launch.ctas[sm];
     const uint32_t group = sm / cs, cta = sm % cs;
     for (uint32_t pass = 0; pass < w.passes; ++pass)
-    for (auto [y, x] : dealt[group]) {
+    for (int64_t item : dealt[group]) {
+      const uint64_t y = static_cast<uint64_t>(item) / tx, x = static_cast<uint64_t>(item) % tx;
       Step st;
       const uint32_t base = static_cast<uint32_t>((p.steps.size() % w.stages) * stage);
       std::vector<int64_t> coords(m.rank, 0);
@@ -247,11 +297,15 @@ void build_stream(const Scenario& s, const ArchConfig& arch, std::vector<SmProgr
       p.steps.push_back(st);
     }
   }
+  return launch;
 }
 
 // ---- Ops: the listed operations one after another on every SM (each waits for the last).
-void build_ops(const Scenario& s, std::vector<SmProgram>& progs) {
+Launch build_ops(const Scenario& s) {
+  Launch launch;
+  launch.ctas.resize(s.sms);
   for (uint32_t sm = 0; sm < s.sms; ++sm) {
+    launch.sm.push_back(static_cast<int32_t>(sm));
     for (const ScenarioOp& o : s.workload.ops) {
       Step st;
       IssueOp op;
@@ -266,9 +320,10 @@ void build_ops(const Scenario& s, std::vector<SmProgram>& progs) {
         st.bulk_wait_after = true;  // and the next operation waits for them (wait_group 0)
       }
       st.compute_cycles = s.workload.compute_cycles;
-      progs[sm].steps.push_back(st);
+      launch.ctas[sm].steps.push_back(st);
     }
   }
+  return launch;
 }
 
 }  // namespace
@@ -298,16 +353,17 @@ std::vector<std::string> scenario_warnings(const Scenario& s, const ArchConfig& 
   return out;
 }
 
-std::vector<SmProgram> build_programs(const Scenario& s, const ArchConfig& arch) {
-  std::vector<SmProgram> progs(s.sms);
+Launch build_launch(const Scenario& s, const ArchConfig& arch) {
+  Launch launch;
   switch (s.workload.kind) {
-    case WorkloadKind::gemm: build_gemm(s, arch, progs); break;
-    case WorkloadKind::conv: build_conv(s, arch, progs); break;
-    case WorkloadKind::stream: build_stream(s, arch, progs); break;
-    case WorkloadKind::ops: build_ops(s, progs); break;
+    case WorkloadKind::gemm: launch = build_gemm(s, arch); break;
+    case WorkloadKind::conv: launch = build_conv(s, arch); break;
+    case WorkloadKind::stream: launch = build_stream(s, arch); break;
+    case WorkloadKind::ops: launch = build_ops(s); break;
   }
+  // Every CTA prefetches the descriptors when it starts.
   if (s.workload.prefetch_descriptors) {
-    for (SmProgram& p : progs) {
+    for (CtaProgram& p : launch.ctas) {
       for (const auto& [name, d] : s.descriptors) {
         IssueOp op;
         op.cmd.kind = UnitCommandKind::prefetch_descriptor;
@@ -317,7 +373,27 @@ std::vector<SmProgram> build_programs(const Scenario& s, const ArchConfig& arch)
       }
     }
   }
-  return progs;
+  return launch;
+}
+
+std::vector<SmProgram> sm_programs(const Launch& launch, uint32_t sms) {
+  std::vector<SmProgram> out(sms);
+  std::vector<bool> started(sms, false);
+  uint64_t any = 0;
+  for (size_t i = 0; i < launch.ctas.size(); ++i) {
+    const uint32_t sm = launch.sm[i] == kAnySm ? static_cast<uint32_t>(any++ % sms) : static_cast<uint32_t>(launch.sm[i]);
+    const CtaProgram& c = launch.ctas[i];
+    // The SM's first CTA's prologue; those of its later CTAs are left out (what walks these
+    // programs looks at the steps).
+    if (!started[sm]) out[sm].prologue = c.prologue;
+    started[sm] = true;
+    out[sm].steps.insert(out[sm].steps.end(), c.steps.begin(), c.steps.end());
+  }
+  return out;
+}
+
+std::vector<SmProgram> build_programs(const Scenario& s, const ArchConfig& arch) {
+  return sm_programs(build_launch(s, arch), s.sms);
 }
 
 }  // namespace tma
