@@ -204,6 +204,33 @@ void check_stream_store(const YamlField& n, const Scenario& s, const Workload& w
                              "): stores past its end would be dropped");
 }
 
+std::optional<MmaType> parse_mma_dtype(const std::string& s) {
+  if (s == "bf16" || s == "fp16") return MmaType::bf16;
+  if (s == "fp8" || s == "int8") return MmaType::fp8;
+  if (s == "tf32") return MmaType::tf32;
+  return std::nullopt;
+}
+
+// The MMAs' operand type of a GEMM-like workload: mma_dtype, else what the operand tensor's data
+// type says (8-bit: fp8 or int8, the same rate; 16-bit floats: bf16/fp16; 32-bit floats: tf32).
+// Needed only when compute_cycles is not set.
+void read_mma(const YamlField& n, const Scenario& s, const std::string& operand, Workload& w) {
+  if (!n["mma_dtype"].is_null()) {
+    w.mma = n["mma_dtype"].as_enum(parse_mma_dtype, "bf16, fp16, fp8, int8, tf32");
+    return;
+  }
+  switch (s.descriptors.at(operand).map.dtype) {
+    case DataType::u8: w.mma = MmaType::fp8; return;
+    case DataType::f16: case DataType::bf16: w.mma = MmaType::bf16; return;
+    case DataType::f32: case DataType::f32_ftz: case DataType::tf32: case DataType::tf32_ftz: w.mma = MmaType::tf32; return;
+    default: break;
+  }
+  if (!w.compute_cycles)
+    throw n["mma_dtype"].error("the MMA's operand type does not follow from descriptor '" + operand + "' (" +
+                               to_string(s.descriptors.at(operand).map.dtype) +
+                               "): set mma_dtype (bf16, fp16, fp8, int8, tf32) or compute_cycles");
+}
+
 std::optional<Raster> parse_raster(const std::string& s) {
   if (s == "n") return Raster::n;
   if (s == "m") return Raster::m;
@@ -250,7 +277,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     return n[key].present() ? need_descriptor(key) : std::string();
   };
   w.stages = static_cast<uint32_t>(n["stages"].as_uint64_or(2, 1, 64));
-  w.compute_cycles = static_cast<uint32_t>(n["compute_cycles"].as_uint64_or(0, 0, 1u << 30));
+  if (!n["compute_cycles"].is_null()) w.compute_cycles = static_cast<uint32_t>(n["compute_cycles"].as_uint64(0, 1u << 30));
   w.max_tiles_per_sm = n["max_tiles_per_sm"].as_uint64_or(0, 0, uint64_t{1} << 40);
   const std::string order = n["tile_order"].as_string_or("row_major");
   if (order != "row_major" && order != "column_major")
@@ -260,7 +287,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
   w.consumer_reads = n["consumer_reads"].as_bool_or(false);
   if (kind == "gemm") {
     n.check_keys({"kind", "a", "b", "c", "m", "n", "k", "stages", "compute_cycles", "max_tiles_per_sm", "tile_order",
-                  "schedule", "prefetch_descriptors", "multicast_a", "consumer_reads"});
+                  "schedule", "prefetch_descriptors", "multicast_a", "consumer_reads", "mma_dtype"});
     read_schedule(n, w.schedule);
     w.kind = WorkloadKind::gemm;
     w.a = need_descriptor("a");
@@ -270,17 +297,19 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     w.n = n["n"].as_uint64(1, uint64_t{1} << 32);
     w.k = n["k"].as_uint64(1, uint64_t{1} << 32);
     w.multicast_a = n["multicast_a"].as_bool_or(false);
+    read_mma(n, s, w.a, w);
     if (w.multicast_a && s.cluster_size < 2) throw n["multicast_a"].error("multicast needs cluster_size of 2 or more");
     check_gemm(n, s, w);
   } else if (kind == "conv") {
     n.check_keys({"kind", "activation", "filter", "filter_size", "output_channel_tiles", "stages", "compute_cycles",
-                  "max_tiles_per_sm", "tile_order", "schedule", "prefetch_descriptors", "consumer_reads"});
+                  "max_tiles_per_sm", "tile_order", "schedule", "prefetch_descriptors", "consumer_reads", "mma_dtype"});
     read_schedule(n, w.schedule);
     w.kind = WorkloadKind::conv;
     w.activation = need_descriptor("activation");
     w.filter = need_descriptor("filter");
     const TensorMap& act = s.descriptors.at(w.activation).map;
     if (act.mode != TensorMode::im2col) throw n["activation"].error("the activation descriptor must be im2col");
+    read_mma(n, s, w.activation, w);
     const size_t nsp = static_cast<size_t>(act.rank - 2);
     auto fs = n["filter_size"].as_uint64_list(nsp, nsp, 1, 255);
     w.filter_size.assign(fs.begin(), fs.end());

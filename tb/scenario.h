@@ -41,6 +41,9 @@ const char* to_string(L2State s);
 
 enum class WorkloadKind : uint8_t { gemm, conv, stream, ops };
 
+// The operand type of a workload's MMAs, which sets the tensor cores' rate (ArchConfig::sm).
+enum class MmaType : uint8_t { bf16, fp8, tf32 };  // bf16 also fp16; fp8 also int8
+
 struct ScenarioOp {            // one entry of an `ops` workload
   std::string descriptor;
   TmaOp op;
@@ -49,7 +52,10 @@ struct ScenarioOp {            // one entry of an `ops` workload
 struct Workload {
   WorkloadKind kind = WorkloadKind::stream;
   uint32_t stages = 2;                 // shared-memory pipeline depth
-  uint32_t compute_cycles = 0;         // consumer work per stage
+  // Consumer work per step. Unset: gemm, conv and attention take their step's MMA flops at the
+  // architecture's rate for `mma`; the others none.
+  std::optional<uint32_t> compute_cycles;
+  MmaType mma = MmaType::bf16;         // from mma_dtype, else from the A (activation, Q) data type
   uint64_t max_tiles_per_sm = 0;       // 0: every tile of the problem
   TileSchedule schedule;               // tile order (raster; grouping and swizzle for gemm and conv), persistence
   bool prefetch_descriptors = false;   // prefetch.tensormap at the start

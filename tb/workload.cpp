@@ -113,6 +113,16 @@ Launch deal_work(const Scenario& s, const std::vector<int64_t>& order, bool pers
   return out;
 }
 
+// The consumer's time per step: compute_cycles when the scenario sets it, else the step's dense
+// MMA flops at the SM's tensor-core rate for the workload's operand type (whole cycles, up).
+uint32_t step_cycles(const Workload& w, const ArchConfig& arch, uint64_t flops) {
+  if (w.compute_cycles) return *w.compute_cycles;
+  const uint32_t rate = w.mma == MmaType::fp8    ? arch.sm.mma_flops_per_cycle_fp8
+                        : w.mma == MmaType::tf32 ? arch.sm.mma_flops_per_cycle_tf32
+                                                 : arch.sm.mma_flops_per_cycle_bf16;
+  return static_cast<uint32_t>(std::min<uint64_t>(div_up(flops, rate), UINT32_MAX));
+}
+
 void check_fits(uint64_t bytes, const ArchConfig& arch, const char* what) {
   if (bytes > arch.smem.capacity_bytes)
     throw std::runtime_error(std::string(what) + " need " + std::to_string(bytes) +
@@ -136,6 +146,7 @@ Launch build_gemm(const Scenario& s, const ArchConfig& arch) {
   // With multicast the CTAs of a cluster share an A row block: a cluster takes cs adjacent N
   // tiles, and the schedule orders these cluster tiles.
   const uint64_t ngroups = div_up(nt, cs);
+  const uint32_t compute = step_cycles(w, arch, 2 * tm * tn * tk);  // one K step of the output tile
   auto emit = [&](CtaProgram& p, int64_t item, uint32_t cta) {
     const uint64_t mi = static_cast<uint64_t>(item) / ngroups, nj = static_cast<uint64_t>(item) % ngroups * cs + cta;
     for (uint64_t kk = 0; kk < kt; ++kk) {
@@ -149,7 +160,7 @@ Launch build_gemm(const Scenario& s, const ArchConfig& arch) {
       st.loads.push_back(make_op(b, OpKind::load, {static_cast<int64_t>(kk * tk), static_cast<int64_t>(nj * tn)},
                                  base + static_cast<uint32_t>(a_bytes)));
       st.expected_completions = 2;  // A (own or multicast) and B
-      st.compute_cycles = w.compute_cycles;
+      st.compute_cycles = compute;
       add_reads(s, st);
       if (kk + 1 == kt && !w.c.empty()) {
         const ScenarioDescriptor& c = desc(s, w.c);
@@ -189,7 +200,9 @@ Launch build_conv(const Scenario& s, const ArchConfig& arch) {
   const uint64_t x_bytes = align_up(box_smem_bytes(m), 1024), f_bytes = align_up(box_smem_bytes(f.map), 1024);
   const uint64_t stage = x_bytes + f_bytes;
   check_fits(stage * w.stages, arch, "conv stages");
-  // The implicit GEMM's output tiles: M = pixel blocks, N = output channel tiles.
+  // The implicit GEMM's output tiles: M = pixel blocks, N = output channel tiles; a step multiplies
+  // ppc pixels by cpp channels by the filter's K tile.
+  const uint32_t compute = step_cycles(w, arch, 2 * ppc * cpp * f.map.box[1]);
   auto emit = [&](CtaProgram& p, int64_t item, uint32_t) {
     const uint64_t pb = static_cast<uint64_t>(item) / w.output_channel_tiles;
     const uint64_t ko = static_cast<uint64_t>(item) % w.output_channel_tiles;
@@ -221,7 +234,7 @@ Launch build_conv(const Scenario& s, const ArchConfig& arch) {
         if (f.map.rank > 2) fc[2] = static_cast<int64_t>(tap);
         st.loads.push_back(make_op(f, OpKind::load, fc, base + static_cast<uint32_t>(x_bytes)));
         st.expected_completions = 2;
-        st.compute_cycles = w.compute_cycles;
+        st.compute_cycles = compute;
         add_reads(s, st);
         p.steps.push_back(st);
       }
@@ -267,7 +280,7 @@ Launch build_stream(const Scenario& s, const ArchConfig& arch) {
       std::vector<int64_t> coords(m.rank, 0);
       coords[0] = static_cast<int64_t>(x * span0);
       if (m.rank > 1) coords[1] = static_cast<int64_t>(y * m.box[1]);
-      st.compute_cycles = w.compute_cycles;
+      st.compute_cycles = w.compute_cycles.value_or(0);
       if (store_only) {
         // As cp.async.bulk.wait_group.read (stages - 1) before a stage is reused: the store of step
         // i waits until at most stages - 1 earlier ones are incomplete (the model has no separate
@@ -319,7 +332,7 @@ Launch build_ops(const Scenario& s) {
         st.after.push_back(op);  // stores, reductions and prefetches complete as bulk operations
         st.bulk_wait_after = true;  // and the next operation waits for them (wait_group 0)
       }
-      st.compute_cycles = s.workload.compute_cycles;
+      st.compute_cycles = s.workload.compute_cycles.value_or(0);
       launch.ctas[sm].steps.push_back(st);
     }
   }
