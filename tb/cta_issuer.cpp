@@ -135,7 +135,14 @@ void CtaIssuer::producer() {
         sc_core::wait(cluster_->changed);
       }
       producer_stall_cycles_ += clock_.now_cycles() - t0;
-      for (const IssueOp& op : st.loads) issue(op, static_cast<uint32_t>(i));
+      for (size_t j = 0; j < st.loads.size(); ++j) {
+        if (j == st.release_wait_from) {
+          const uint64_t w0 = clock_.now_cycles();
+          while (released_steps_ < i) sc_core::wait(cluster_->changed);
+          producer_stall_cycles_ += clock_.now_cycles() - w0;
+        }
+        issue(st.loads[j], static_cast<uint32_t>(i));
+      }
     }
   }
   producer_done_ = true;
@@ -167,6 +174,7 @@ void CtaIssuer::consume(size_t i) {
     bulk_wait_cycles_ += clock_.now_cycles() - w0;
   }
   ++cluster_->released[cta_][i % stages_];
+  ++released_steps_;
   cluster_->changed.notify(sc_core::SC_ZERO_TIME);
 }
 

@@ -76,6 +76,7 @@ class CtaIssuer : public sc_core::sc_module, public StatsProvider {
   std::vector<const Step*> steps_;
   std::vector<size_t> cta_end_;
   uint64_t prologues_issued_ = 0;
+  uint64_t released_steps_ = 0;  // the consumer releases steps in order: every step below this one
   bool producer_done_ = false;
   sc_core::sc_event cta_started_;
   uint32_t stages_;

@@ -187,6 +187,71 @@ void check_conv(const YamlField& n, const Scenario& s, const Workload& w) {
                                           ", box[1] = " + str(m.box[1]) + ")");
 }
 
+// Attention: Q [head_dim, seq_q, heads, batch] and K, V [head_dim, seq_kv, kv_heads, batch], all
+// tiled rank 4 of one data type. Q's box is [d, block_m, query heads per work item, 1], K's and
+// V's [d, block_n, 1, 1], d a divisor of head_dim (a tile is head_dim / d boxes). The query heads
+// of one work item share a KV head. O, when given, stores Q's box into [head_dim, >= seq_q, heads,
+// batch x split_kv] (split_kv partial outputs per sequence).
+void check_attention(const YamlField& n, const Scenario& s, const Workload& w) {
+  const ScenarioDescriptor& q = s.descriptors.at(w.query);
+  const ScenarioDescriptor& k = s.descriptors.at(w.key);
+  const ScenarioDescriptor& v = s.descriptors.at(w.value);
+  auto tiled_4d = [&](const char* key, const ScenarioDescriptor& d, const char* shape) {
+    if (d.map.mode != TensorMode::tiled || d.map.rank != 4)
+      throw n[key].error("descriptor '" + d.name + "' must be tiled over a 4D tensor " + shape + " (it is " +
+                         to_string(d.map.mode) + " over rank " + std::to_string(d.map.rank) + ")");
+    // The output may be wider (split-KV partial outputs are f32).
+    if (std::string(key) != "o" && d.map.dtype != q.map.dtype)
+      throw n[key].error("descriptor '" + d.name + "' has data type " + to_string(d.map.dtype) + ", Q " +
+                         to_string(q.map.dtype));
+  };
+  tiled_4d("q", q, "[head_dim, seq_q, heads, batch]");
+  tiled_4d("k", k, "[head_dim, seq_kv, kv_heads, batch]");
+  tiled_4d("v", v, "[head_dim, seq_kv, kv_heads, batch]");
+  const uint64_t head_dim = q.map.dims[0], heads = q.map.dims[2], kv_heads = k.map.dims[2], batch = q.map.dims[3];
+  for (const ScenarioDescriptor* d : {&k, &v}) {
+    const char* key = d == &k ? "k" : "v";
+    for (int i = 0; i < 4; ++i)
+      if (d->map.dims[i] != k.map.dims[i])
+        throw n["v"].error("tensors '" + k.tensor + "' and '" + v.tensor + "' (K and V) must have the same dims");
+    if (d->map.dims[0] != head_dim || d->map.dims[3] != batch)
+      throw n[key].error("tensor '" + d->tensor + "' must have Q's head_dim (dims[0] = " + str(head_dim) +
+                         ") and batch (dims[3] = " + str(batch) + ")");
+    if (d->map.box[0] != q.map.box[0] || d->map.box[1] != k.map.box[1] || d->map.box[2] != 1 || d->map.box[3] != 1)
+      throw n[key].error("descriptor '" + d->name + "' must have box [" + str(q.map.box[0]) + ", block_n, 1, 1] (Q's box[0], " +
+                         "one KV head, one sequence), with K and V the same");
+  }
+  if (head_dim % q.map.box[0])
+    throw n["q"].error("box[0] of '" + q.name + "' (" + str(q.map.box[0]) + ") must divide head_dim (" + str(head_dim) +
+                       "): a tile is head_dim / box[0] boxes");
+  if (heads % kv_heads)
+    throw n["k"].error("Q's " + str(heads) + " heads are not a multiple of K's " + str(kv_heads) + " KV heads");
+  const uint64_t group = heads / kv_heads, hq = q.map.box[2];
+  if (q.map.box[3] != 1 || group % hq)
+    throw n["q"].error("box of '" + q.name + "' must be [d, block_m, h, 1] with h query heads that share a KV head (h " +
+                       "divides heads / kv_heads = " + str(group) + "); h = " + str(hq) + ", box[3] = " + str(q.map.box[3]));
+  const uint64_t seq_q = q.map.dims[1], seq_kv = k.map.dims[1];
+  const uint64_t kv_blocks = (seq_kv + k.map.box[1] - 1) / k.map.box[1];
+  if (w.causal && seq_kv < seq_q)
+    throw n["causal"].error("causal attention needs seq_kv (" + str(seq_kv) + ") >= seq_q (" + str(seq_q) +
+                            "): the mask is aligned to the bottom right, as FlashAttention's");
+  if (w.split_kv > kv_blocks)
+    throw n["split_kv"].error("split_kv = " + str(w.split_kv) + " is more than the " + str(kv_blocks) + " KV blocks");
+  if (w.decode && seq_q > q.map.box[1])
+    throw n["q"].error("a decode workload has one query block: seq_q (" + str(seq_q) + ") must fit box[1] of '" + q.name +
+                       "' (" + str(q.map.box[1]) + ")");
+  if (!w.out.empty()) {
+    const ScenarioDescriptor& o = s.descriptors.at(w.out);
+    tiled_4d("o", o, "[head_dim, seq_q, heads, batch x split_kv]");
+    bool same = true;
+    for (int i = 0; i < 4; ++i) same = same && o.map.box[i] == q.map.box[i];
+    if (!same) throw n["o"].error("descriptor '" + o.name + "' stores the output tile: its box must be Q's");
+    if (o.map.dims[0] != head_dim || o.map.dims[1] < seq_q || o.map.dims[2] != heads || o.map.dims[3] < batch * w.split_kv)
+      throw n["o"].error("tensor '" + o.tensor + "' must hold [head_dim, seq_q, heads, batch x split_kv] = [" +
+                         str(head_dim) + ", " + str(seq_q) + ", " + str(heads) + ", " + str(batch * w.split_kv) + "]");
+  }
+}
+
 // A stream's store (or reduction) writes back the tile it loaded, at the same coordinates: the
 // same rank, data type and box, into a tensor at least as large (a store past its end is dropped).
 void check_stream_store(const YamlField& n, const Scenario& s, const Workload& w) {
@@ -240,9 +305,16 @@ std::optional<Raster> parse_raster(const std::string& s) {
 
 // A GEMM-like workload's `schedule:` block (docs/scenarios.md, "Tile schedules"). tile_order is
 // the older spelling of raster.
-void read_schedule(const YamlField& w, TileSchedule& out) {
+// An attention workload's schedule has persistent only: its work items come in their own order.
+void read_schedule(const YamlField& w, TileSchedule& out, bool tiles = true) {
   const YamlField n = w["schedule"];
   if (n.is_null()) return;
+  if (!tiles) {
+    if (!n.is_map()) throw n.error("expected a mapping with persistent");
+    n.check_keys({"persistent"});
+    out.persistent = n["persistent"].as_bool_or(true);
+    return;
+  }
   if (!n.is_map()) throw n.error("expected a mapping of raster, group_size_m, swizzle and persistent");
   n.check_keys({"raster", "group_size_m", "swizzle", "persistent"});
   if (!n["raster"].is_null()) {
@@ -273,8 +345,8 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     if (!s.descriptors.count(name)) throw n[key].error("no descriptor named '" + name + "'");
     return name;
   };
-  auto optional_descriptor = [&](const char* key) {
-    return n[key].present() ? need_descriptor(key) : std::string();
+  auto optional_descriptor = [&](const char* key) {  // left out or null: none
+    return n[key].is_null() ? std::string() : need_descriptor(key);
   };
   w.stages = static_cast<uint32_t>(n["stages"].as_uint64_or(2, 1, 64));
   if (!n["compute_cycles"].is_null()) w.compute_cycles = static_cast<uint32_t>(n["compute_cycles"].as_uint64(0, 1u << 30));
@@ -361,6 +433,22 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
       if (w.store.empty()) throw n["reduce"].error("a reduction needs 'store' (the descriptor it reduces into)");
     }
     if (!w.load.empty() && !w.store.empty()) check_stream_store(n, s, w);
+  } else if (kind == "attention" || kind == "decode") {
+    n.check_keys({"kind", "q", "k", "v", "o", "causal", "split_kv", "stages", "compute_cycles", "max_tiles_per_sm",
+                  "schedule", "prefetch_descriptors", "consumer_reads", "mma_dtype"});
+    w.kind = WorkloadKind::attention;
+    w.decode = kind == "decode";
+    w.query = need_descriptor("q");
+    w.key = need_descriptor("k");
+    w.value = need_descriptor("v");
+    w.out = optional_descriptor("o");
+    w.causal = n["causal"].as_bool_or(false);
+    if (w.decode && w.causal)
+      throw n["causal"].error("a decode step's query sees the whole KV cache: causal is for kind: attention");
+    w.split_kv = static_cast<uint32_t>(n["split_kv"].as_uint64_or(1, 1, 1u << 16));
+    read_schedule(n, w.schedule, false);
+    read_mma(n, s, w.query, w);
+    check_attention(n, s, w);
   } else if (kind == "ops") {
     n.check_keys({"kind", "ops", "stages", "compute_cycles", "max_tiles_per_sm", "tile_order", "prefetch_descriptors",
                   "consumer_reads"});
@@ -387,7 +475,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
       w.ops.push_back(op);
     }
   } else {
-    throw n["kind"].error("expected one of: gemm, conv, stream, ops; got '" + kind + "'");
+    throw n["kind"].error("expected one of: gemm, conv, attention, decode, stream, ops; got '" + kind + "'");
   }
   return w;
 }

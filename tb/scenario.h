@@ -39,7 +39,7 @@ enum class L2State : uint8_t { clean, dirty, warm };
 std::optional<L2State> parse_l2_state(const std::string& s);
 const char* to_string(L2State s);
 
-enum class WorkloadKind : uint8_t { gemm, conv, stream, ops };
+enum class WorkloadKind : uint8_t { gemm, conv, stream, ops, attention };
 
 // The operand type of a workload's MMAs, which sets the tensor cores' rate (ArchConfig::sm).
 enum class MmaType : uint8_t { bf16, fp8, tf32 };  // bf16 also fp16; fp8 also int8
@@ -68,6 +68,12 @@ struct Workload {
   std::string activation, filter;
   std::vector<uint32_t> filter_size;   // R, S (D for 5D)
   uint32_t output_channel_tiles = 1;
+  // attention (kind: attention, or kind: decode): Q [head_dim, seq_q, heads, batch], K and V
+  // [head_dim, seq_kv, kv_heads, batch]; out optional (the output tile store). YAML: q, k, v, o.
+  std::string query, key, value, out;
+  bool causal = false;                 // skip the KV blocks past a query block's last row
+  uint32_t split_kv = 1;               // each query block's KV length in this many work items
+  bool decode = false;                 // written as kind: decode (one query block, not causal)
   // stream
   std::string load, store;             // descriptors: load and/or store (store only: a store-only stream)
   std::string reduce_op;               // stream with reduce: "add" etc. instead of store

@@ -243,6 +243,92 @@ Launch build_conv(const Scenario& s, const ArchConfig& arch) {
   return deal_work(s, tile_order(pixel_blocks, w.output_channel_tiles, w.schedule), w.schedule.persistent, 1, emit);
 }
 
+// ---- Attention, FlashAttention-3's forward pass: a work item is (batch, query-head group, query
+// block, KV split). Its first step loads the Q tile (once: into its own buffer, after the last
+// item's consumer is done with it) with the first K and V tiles; every step loads one K and one V
+// tile (block_n x head_dim each) into the ring and computes QK^T and PV on them. Causal items skip
+// the KV blocks past their last query row. Within an item the KV blocks come last to first, as
+// FlashAttention-3 walks them.
+struct AttentionItem {
+  uint64_t batch, head, m_block, split;
+};
+
+Launch build_attention(const Scenario& s, const ArchConfig& arch) {
+  const Workload& w = s.workload;
+  const ScenarioDescriptor& q = desc(s, w.query);
+  const ScenarioDescriptor& k = desc(s, w.key);
+  const ScenarioDescriptor& v = desc(s, w.value);
+  const uint64_t head_dim = q.map.dims[0], seq_q = q.map.dims[1], heads = q.map.dims[2], batch = q.map.dims[3];
+  const uint64_t seq_kv = k.map.dims[1], kv_heads = k.map.dims[2];
+  const uint64_t d = q.map.box[0], chunks = head_dim / d;  // boxes per tile along head_dim
+  const uint64_t bm = q.map.box[1], hq = q.map.box[2], bn = k.map.box[1];
+  const uint64_t group = heads / kv_heads;  // query heads per KV head
+  const uint64_t m_blocks = div_up(seq_q, bm), kv_blocks = div_up(seq_kv, bn);
+  const uint64_t per_split = div_up(kv_blocks, w.split_kv);
+  const uint64_t q_box = align_up(box_smem_bytes(q.map), 1024), kv_box = align_up(box_smem_bytes(k.map), 1024);
+  const uint64_t stage = 2 * chunks * kv_box;  // K and V
+  const uint64_t q_base = stage * w.stages, o_base = q_base + chunks * q_box;
+  check_fits(o_base + (w.out.empty() ? 0 : chunks * q_box), arch, "attention stages, Q and O");
+  // QK^T and PV: 2 x 2 x rows x block_n x head_dim flops, on at least the 64 rows of a wgmma.
+  const uint32_t compute = step_cycles(w, arch, 4 * std::max<uint64_t>(64, bm * hq) * bn * head_dim);
+  // FlashAttention-3's persistent order: query block fastest (last to first when causal: the
+  // longest items first), then head (and split, fastest within it), then batch.
+  std::vector<AttentionItem> items;
+  for (uint64_t b = 0; b < batch; ++b)
+    for (uint64_t h = 0; h < heads; h += hq)
+      for (uint64_t sp = 0; sp < w.split_kv; ++sp)
+        for (uint64_t m = 0; m < m_blocks; ++m) items.push_back({b, h, w.causal ? m_blocks - 1 - m : m, sp});
+  // The KV blocks an item reads: its split's share, below the causal diagonal (aligned to the
+  // bottom right when seq_kv > seq_q).
+  auto kv_range = [&](const AttentionItem& it) {
+    uint64_t end = kv_blocks;
+    if (w.causal) end = std::min(end, div_up(std::min(seq_kv, (it.m_block + 1) * bm + seq_kv - seq_q), bn));
+    const uint64_t first = it.split * per_split;
+    return std::make_pair(std::min(first, end), std::min(first + per_split, end));
+  };
+  auto tile = [&](const ScenarioDescriptor& t, uint64_t c, uint64_t row, uint64_t head, uint64_t b, uint32_t smem) {
+    return make_op(t, OpKind::load,
+                   {static_cast<int64_t>(c * d), static_cast<int64_t>(row), static_cast<int64_t>(head),
+                    static_cast<int64_t>(b)},
+                   smem);
+  };
+  auto emit = [&](CtaProgram& p, int64_t index, uint32_t) {
+    const AttentionItem& it = items[static_cast<size_t>(index)];
+    const uint64_t kv_head = it.head / group;
+    const auto [first, end] = kv_range(it);
+    for (uint64_t j = end; j-- > first;) {
+      Step st;
+      const uint32_t base = static_cast<uint32_t>((p.steps.size() % w.stages) * stage);
+      for (uint64_t c = 0; c < chunks; ++c)
+        st.loads.push_back(tile(k, c, j * bn, kv_head, it.batch, base + static_cast<uint32_t>(c * kv_box)));
+      if (j + 1 == end) {  // the item's first step: Q too, once its buffer is free
+        st.release_wait_from = static_cast<uint32_t>(st.loads.size());
+        for (uint64_t c = 0; c < chunks; ++c)
+          st.loads.push_back(tile(q, c, it.m_block * bm, it.head, it.batch, static_cast<uint32_t>(q_base + c * q_box)));
+      }
+      for (uint64_t c = 0; c < chunks; ++c)
+        st.loads.push_back(tile(v, c, j * bn, kv_head, it.batch,
+                                base + static_cast<uint32_t>((chunks + c) * kv_box)));
+      st.expected_completions = static_cast<uint32_t>(st.loads.size());
+      st.compute_cycles = compute;
+      add_reads(s, st);
+      if (j == first && !w.out.empty()) {  // the last step: the output tile goes out
+        const ScenarioDescriptor& o = desc(s, w.out);
+        for (uint64_t c = 0; c < chunks; ++c) {
+          IssueOp op = tile(o, c, it.m_block * bm, it.head, it.batch * w.split_kv + it.split,
+                            static_cast<uint32_t>(o_base + c * q_box));
+          op.cmd.op.kind = OpKind::store;
+          st.after.push_back(op);
+        }
+      }
+      p.steps.push_back(st);
+    }
+  };
+  std::vector<int64_t> order(items.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  return deal_work(s, order, w.schedule.persistent, 1, emit);
+}
+
 // ---- Stream: every tile of a tensor (dimensions 0 and 1 tiled by the box), loaded, optionally
 // written or reduced back through a second descriptor. Without `load` (a store-only stream) each
 // step stores (or reduces) one tile from its stage, as it is, with at most `stages` bulk operations
@@ -373,6 +459,7 @@ Launch build_launch(const Scenario& s, const ArchConfig& arch) {
     case WorkloadKind::conv: launch = build_conv(s, arch); break;
     case WorkloadKind::stream: launch = build_stream(s, arch); break;
     case WorkloadKind::ops: launch = build_ops(s); break;
+    case WorkloadKind::attention: launch = build_attention(s, arch); break;
   }
   // Every CTA prefetches the descriptors when it starts.
   if (s.workload.prefetch_descriptors) {

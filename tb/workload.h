@@ -29,6 +29,7 @@ struct TileRead {
 };
 
 constexpr uint32_t kNoBulkWait = 0xFFFFFFFFu;
+constexpr uint32_t kNoReleaseWait = 0xFFFFFFFFu;
 
 struct Step {
   std::vector<IssueOp> loads;          // issued by the producer into the step's stage
@@ -42,6 +43,10 @@ struct Step {
   // cp.async.bulk.wait_group 0 after `after` is issued: the step ends (its stage is released) when
   // every bulk operation of the CTA has completed.
   bool bulk_wait_after = false;
+  // Loads from this index on are issued once the consumer has released every earlier step: they
+  // fill a buffer outside the stage ring that the last work item used to its end (attention's Q,
+  // as FlashAttention-3 waits for "query empty"). kNoReleaseWait: none.
+  uint32_t release_wait_from = kNoReleaseWait;
 };
 
 // The program of one CTA: what it issues first, then its pipeline steps.
