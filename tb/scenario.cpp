@@ -516,9 +516,12 @@ void apply_override(YAML::Node root, const std::string& file, const std::string&
 
 }  // namespace
 
-static Scenario read_scenario(const YamlField& root, const std::string& path) {
-  root.check_keys({"name", "description", "sms", "cluster_size", "gpu", "memory_fill", "l2_state", "l2_dirty_bytes",
-                   "l2_warm", "arch", "tensors", "descriptors", "workload"});
+// Without a workload: a trace's header (docs/traces.md), whose CTAs come from the trace.
+static Scenario read_scenario(const YamlField& root, const std::string& path, bool with_workload) {
+  std::vector<std::string> keys = {"name", "description", "sms", "cluster_size", "gpu", "memory_fill", "l2_state",
+                                   "l2_dirty_bytes", "l2_warm", "arch", "tensors", "descriptors"};
+  if (with_workload) keys.push_back("workload");
+  root.check_keys(keys);
   Scenario s;
   s.path = path;
   s.name = root["name"].as_string();
@@ -551,8 +554,34 @@ static Scenario read_scenario(const YamlField& root, const std::string& path) {
     d.address = kDescriptorRegion + 128 * slot++;
     s.descriptors[k] = d;
   }
-  s.workload = read_workload(root["workload"], s);
+  if (with_workload) s.workload = read_workload(root["workload"], s);
+  else s.workload.kind = WorkloadKind::trace;
   return s;
+}
+
+// The scenario at `root` of `doc`, `prefix` its path in the document ("" or "scenario."), the
+// overrides applied below it first (each names a path from the scenario's top).
+static Scenario read_overridden(const YamlDoc& doc, const YamlField& root, const std::string& prefix,
+                                const std::vector<std::string>& overrides, bool with_workload) {
+  const std::string& path = doc.file();
+  // Overrides change the tree in place: every field keeps its line in the file, and an error in
+  // (or below) a value an override set is that override's.
+  std::vector<std::string> full;
+  for (const std::string& o : overrides) full.push_back(prefix + o);
+  for (size_t i = 0; i < overrides.size(); ++i) {
+    try {
+      apply_override(doc.node(), path, full[i]);
+    } catch (const YamlError& e) {
+      if (e.field().empty()) throw;
+      throw OverrideError(e, i, overrides[i]);
+    }
+  }
+  try {
+    return read_scenario(root, path, with_workload);
+  } catch (const YamlError& e) {
+    if (const std::optional<size_t> i = override_of(full, e.field())) throw OverrideError(e, *i, overrides[*i]);
+    throw;
+  }
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
@@ -561,22 +590,13 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   const std::string what = "a scenario is a mapping of name, sms, tensors, descriptors and workload";
   if (root.is_null()) throw root.error("the file is empty: " + what);
   if (!root.is_map()) throw root.error("expected a mapping: " + what);
-  // Overrides change the tree in place: every field keeps its line in the file, and an error in
-  // (or below) a value an override set is that override's.
-  for (size_t i = 0; i < overrides.size(); ++i) {
-    try {
-      apply_override(doc.node(), path, overrides[i]);
-    } catch (const YamlError& e) {
-      if (e.field().empty()) throw;
-      throw OverrideError(e, i, overrides[i]);
-    }
-  }
-  try {
-    return read_scenario(root, path);
-  } catch (const YamlError& e) {
-    if (const std::optional<size_t> i = override_of(overrides, e.field())) throw OverrideError(e, *i, overrides[*i]);
-    throw;
-  }
+  return read_overridden(doc, root, "", overrides, true);
+}
+
+Scenario read_scenario_part(const YamlDoc& doc, const std::string& key, const std::vector<std::string>& overrides) {
+  const YamlField root = doc.root()[key];
+  if (!root.is_map()) throw root.error("expected a mapping of name, sms, tensors and descriptors (a scenario without its workload)");
+  return read_overridden(doc, root, key + ".", overrides, false);
 }
 
 std::optional<size_t> override_of(const std::vector<std::string>& overrides, const std::string& field) {

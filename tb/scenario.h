@@ -39,7 +39,7 @@ enum class L2State : uint8_t { clean, dirty, warm };
 std::optional<L2State> parse_l2_state(const std::string& s);
 const char* to_string(L2State s);
 
-enum class WorkloadKind : uint8_t { gemm, conv, stream, ops, attention };
+enum class WorkloadKind : uint8_t { gemm, conv, stream, ops, attention, trace };  // trace: a replayed trace's CTAs
 
 // The operand type of a workload's MMAs, which sets the tensor cores' rate (ArchConfig::sm).
 enum class MmaType : uint8_t { bf16, fp8, tf32 };  // bf16 also fp16; fp8 also int8
@@ -111,6 +111,11 @@ struct Scenario {
 // "descriptors.A.l2_promotion=256B", "sms=16", "workload.stages=4"; an error in a value an
 // override set (or a path it names that is not there) is an OverrideError.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// The scenario without its workload that the mapping `key` of a parsed document holds (a trace's
+// header, docs/traces.md); its workload kind is trace. Overrides name paths from the scenario's
+// top ("sms=16"), as load_scenario's do.
+Scenario read_scenario_part(const YamlDoc& doc, const std::string& key, const std::vector<std::string>& overrides = {});
 
 // An error that an override caused: in the value it set, or below it. It has no line (the value
 // is not in the file); what() ends with "(set by the override 'PATH=VALUE')".

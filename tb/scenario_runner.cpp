@@ -175,7 +175,7 @@ void prefill_as_run_before(L2Cache& l2, const Scenario& s, const std::vector<SmP
 
 }  // namespace
 
-RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOptions& options) {
+RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOptions& options, const Launch* given) {
   const auto t0 = Clock::now();
   GpuSystem gpu("gpu", arch, s.sms, s.cluster_size, s.gpu, s.memory_fill);
   // A dirty L2 first: its lines are the oldest, the first the run evicts (and writes back).
@@ -189,7 +189,7 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
     gpu.memory().write(d.address, bytes.data(), bytes.size());
     gpu.l2().prefill(d.address, bytes.size());
   }
-  const Launch launch = build_launch(s, arch);
+  const Launch launch = given ? *given : build_launch(s, arch);
   if (s.l2_state == L2State::warm) prefill_as_run_before(gpu.l2(), s, sm_programs(launch, s.sms));
   // Each SM's own CTAs, and those the first free SM takes.
   std::vector<std::vector<const CtaProgram*>> own(s.sms);

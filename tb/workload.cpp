@@ -460,6 +460,7 @@ Launch build_launch(const Scenario& s, const ArchConfig& arch) {
     case WorkloadKind::stream: launch = build_stream(s, arch); break;
     case WorkloadKind::ops: launch = build_ops(s); break;
     case WorkloadKind::attention: launch = build_attention(s, arch); break;
+    case WorkloadKind::trace: throw std::runtime_error("a trace's CTAs come from its file (load_trace)");
   }
   // Every CTA prefetches the descriptors when it starts.
   if (s.workload.prefetch_descriptors) {
