@@ -218,8 +218,8 @@ void check_attention(const YamlField& n, const Scenario& s, const Workload& w) {
       throw n[key].error("tensor '" + d->tensor + "' must have Q's head_dim (dims[0] = " + str(head_dim) +
                          ") and batch (dims[3] = " + str(batch) + ")");
     if (d->map.box[0] != q.map.box[0] || d->map.box[1] != k.map.box[1] || d->map.box[2] != 1 || d->map.box[3] != 1)
-      throw n[key].error("descriptor '" + d->name + "' must have box [" + str(q.map.box[0]) + ", block_n, 1, 1] (Q's box[0], " +
-                         "one KV head, one sequence), with K and V the same");
+      throw n[key].error("descriptor '" + d->name + "' must have box [" + str(q.map.box[0]) +
+                         ", block_n, 1, 1] (Q's box[0], one KV head, one sequence), with K and V the same");
   }
   if (head_dim % q.map.box[0])
     throw n["q"].error("box[0] of '" + q.name + "' (" + str(q.map.box[0]) + ") must divide head_dim (" + str(head_dim) +
@@ -228,8 +228,9 @@ void check_attention(const YamlField& n, const Scenario& s, const Workload& w) {
     throw n["k"].error("Q's " + str(heads) + " heads are not a multiple of K's " + str(kv_heads) + " KV heads");
   const uint64_t group = heads / kv_heads, hq = q.map.box[2];
   if (q.map.box[3] != 1 || group % hq)
-    throw n["q"].error("box of '" + q.name + "' must be [d, block_m, h, 1] with h query heads that share a KV head (h " +
-                       "divides heads / kv_heads = " + str(group) + "); h = " + str(hq) + ", box[3] = " + str(q.map.box[3]));
+    throw n["q"].error(
+        "box of '" + q.name + "' must be [d, block_m, h, 1] with h query heads that share a KV head (h " +
+        "divides heads / kv_heads = " + str(group) + "); h = " + str(hq) + ", box[3] = " + str(q.map.box[3]));
   const uint64_t seq_q = q.map.dims[1], seq_kv = k.map.dims[1];
   const uint64_t kv_blocks = (seq_kv + k.map.box[1] - 1) / k.map.box[1];
   if (w.causal && seq_kv < seq_q)
@@ -238,15 +239,16 @@ void check_attention(const YamlField& n, const Scenario& s, const Workload& w) {
   if (w.split_kv > kv_blocks)
     throw n["split_kv"].error("split_kv = " + str(w.split_kv) + " is more than the " + str(kv_blocks) + " KV blocks");
   if (w.decode && seq_q > q.map.box[1])
-    throw n["q"].error("a decode workload has one query block: seq_q (" + str(seq_q) + ") must fit box[1] of '" + q.name +
-                       "' (" + str(q.map.box[1]) + ")");
+    throw n["q"].error("a decode workload has one query block: seq_q (" + str(seq_q) + ") must fit box[1] of '" +
+                       q.name + "' (" + str(q.map.box[1]) + ")");
   if (!w.out.empty()) {
     const ScenarioDescriptor& o = s.descriptors.at(w.out);
     tiled_4d("o", o, "[head_dim, seq_q, heads, batch x split_kv]");
     bool same = true;
     for (int i = 0; i < 4; ++i) same = same && o.map.box[i] == q.map.box[i];
     if (!same) throw n["o"].error("descriptor '" + o.name + "' stores the output tile: its box must be Q's");
-    if (o.map.dims[0] != head_dim || o.map.dims[1] < seq_q || o.map.dims[2] != heads || o.map.dims[3] < batch * w.split_kv)
+    if (o.map.dims[0] != head_dim || o.map.dims[1] < seq_q || o.map.dims[2] != heads ||
+        o.map.dims[3] < batch * w.split_kv)
       throw n["o"].error("tensor '" + o.tensor + "' must hold [head_dim, seq_q, heads, batch x split_kv] = [" +
                          str(head_dim) + ", " + str(seq_q) + ", " + str(heads) + ", " + str(batch * w.split_kv) + "]");
   }
@@ -287,7 +289,12 @@ void read_mma(const YamlField& n, const Scenario& s, const std::string& operand,
   switch (s.descriptors.at(operand).map.dtype) {
     case DataType::u8: w.mma = MmaType::fp8; return;
     case DataType::f16: case DataType::bf16: w.mma = MmaType::bf16; return;
-    case DataType::f32: case DataType::f32_ftz: case DataType::tf32: case DataType::tf32_ftz: w.mma = MmaType::tf32; return;
+    case DataType::f32:
+    case DataType::f32_ftz:
+    case DataType::tf32:
+    case DataType::tf32_ftz:
+      w.mma = MmaType::tf32;
+      return;
     default: break;
   }
   if (!w.compute_cycles)
@@ -325,14 +332,17 @@ void read_schedule(const YamlField& w, TileSchedule& out, bool tiles = true) {
   out.group_size_m = static_cast<uint32_t>(n["group_size_m"].as_uint64_or(0, 1, 1u << 20));
   if (!n["swizzle"].is_null()) {
     out.swizzle = static_cast<uint32_t>(n["swizzle"].as_uint64(1, 8));
-    if (out.swizzle & (out.swizzle - 1)) throw n["swizzle"].error("expected 1, 2, 4 or 8; got " + std::to_string(out.swizzle));
+    if (out.swizzle & (out.swizzle - 1))
+      throw n["swizzle"].error("expected 1, 2, 4 or 8; got " + std::to_string(out.swizzle));
     // CUTLASS's default raster order is its heuristic.
     if (n["raster"].is_null() && w["tile_order"].is_null()) out.raster = Raster::heuristic;
   }
   if (out.group_size_m) {
-    if (out.swizzle) throw n["group_size_m"].error("group_size_m (Triton's order) and swizzle (CUTLASS's) exclude each other");
+    if (out.swizzle)
+      throw n["group_size_m"].error("group_size_m (Triton's order) and swizzle (CUTLASS's) exclude each other");
     if (!n["raster"].is_null() || !w["tile_order"].is_null())
-      throw n["group_size_m"].error("group_size_m sets the order itself (M fastest inside a group): no raster or tile_order with it");
+      throw n["group_size_m"].error(
+          "group_size_m sets the order itself (M fastest inside a group): no raster or tile_order with it");
   }
   out.persistent = n["persistent"].as_bool_or(true);
 }
@@ -349,7 +359,8 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     return n[key].is_null() ? std::string() : need_descriptor(key);
   };
   w.stages = static_cast<uint32_t>(n["stages"].as_uint64_or(2, 1, 64));
-  if (!n["compute_cycles"].is_null()) w.compute_cycles = static_cast<uint32_t>(n["compute_cycles"].as_uint64(0, 1u << 30));
+  if (!n["compute_cycles"].is_null())
+    w.compute_cycles = static_cast<uint32_t>(n["compute_cycles"].as_uint64(0, 1u << 30));
   w.max_tiles_per_sm = n["max_tiles_per_sm"].as_uint64_or(0, 0, uint64_t{1} << 40);
   const std::string order = n["tile_order"].as_string_or("row_major");
   if (order != "row_major" && order != "column_major")
@@ -595,7 +606,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 
 Scenario read_scenario_part(const YamlDoc& doc, const std::string& key, const std::vector<std::string>& overrides) {
   const YamlField root = doc.root()[key];
-  if (!root.is_map()) throw root.error("expected a mapping of name, sms, tensors and descriptors (a scenario without its workload)");
+  if (!root.is_map())
+    throw root.error("expected a mapping of name, sms, tensors and descriptors (a scenario without its workload)");
   return read_overridden(doc, root, key + ".", overrides, false);
 }
 

@@ -130,7 +130,8 @@ void op_fields(Obj& o, const IssueOp& io, const std::map<uint64_t, const Scenari
   if (io.cmd.kind != UnitCommandKind::tensor_op) return;
   const TensorMap& m = d.map;
   o.raw("coords", list(io.cmd.op.coords, static_cast<size_t>(m.rank)));
-  if (m.mode == TensorMode::im2col) o.raw("im2col_offsets", list(io.cmd.op.im2col_offsets, static_cast<size_t>(m.rank - 2)));
+  if (m.mode == TensorMode::im2col)
+    o.raw("im2col_offsets", list(io.cmd.op.im2col_offsets, static_cast<size_t>(m.rank - 2)));
   if (m.mode == TensorMode::im2col_w || m.mode == TensorMode::im2col_w128)
     o.num("w_halo", io.cmd.op.w_halo).num("w_offset", io.cmd.op.w_offset);
   o.num("smem_addr", io.cmd.op.smem_addr);
@@ -313,7 +314,8 @@ Trace load_trace(const std::string& path, const std::vector<std::string>& overri
       throw h["version"].error("this tma-sim reads version " + std::to_string(kTraceVersion) + " traces, not version " +
                                std::to_string(version));
     if (h["scenario"].present() == h["scenario_file"].present())
-      throw h.error("give the tensors and descriptors in 'scenario', or a scenario file in 'scenario_file' (one of them)");
+      throw h.error(
+          "give the tensors and descriptors in 'scenario', or a scenario file in 'scenario_file' (one of them)");
     if (h["scenario"].present()) {
       t.scenario = read_scenario_part(doc, "scenario", overrides);
     } else {
@@ -410,7 +412,8 @@ Trace load_trace(const std::string& path, const std::vector<std::string>& overri
         st.loads.push_back(read_op(n, s, op));
       } else {
         if (op == "load") throw n["op"].error("the consumer issues stores, reductions and prefetches, not loads");
-        if (!n["wait"].is_null()) throw n["wait"].error("'wait' is a producer line's (the consumer's are bulk_wait, wait_all)");
+        if (!n["wait"].is_null())
+          throw n["wait"].error("'wait' is a producer line's (the consumer's are bulk_wait, wait_all)");
         consumer_seen[c][i] = true;
         st.after.push_back(read_op(n, s, op));
       }

@@ -482,7 +482,8 @@ std::vector<SmProgram> sm_programs(const Launch& launch, uint32_t sms) {
   std::vector<bool> started(sms, false);
   uint64_t any = 0;
   for (size_t i = 0; i < launch.ctas.size(); ++i) {
-    const uint32_t sm = launch.sm[i] == kAnySm ? static_cast<uint32_t>(any++ % sms) : static_cast<uint32_t>(launch.sm[i]);
+    const uint32_t sm =
+        launch.sm[i] == kAnySm ? static_cast<uint32_t>(any++ % sms) : static_cast<uint32_t>(launch.sm[i]);
     const CtaProgram& c = launch.ctas[i];
     // The SM's first CTA's prologue; those of its later CTAs are left out (what walks these
     // programs looks at the steps).

@@ -51,7 +51,8 @@ inline Result run_in_child(const Scenario& s, const ArchConfig& arch) {
       r.invariant_checks = sum.invariant_checks;
       r.invariant_violations = sum.invariant_violations;
       r.ctas = static_cast<uint64_t>(sum_stat(sum.stats, "", "ctas"));
-      for (int sm = 0; sm < 4; ++sm) r.ctas_of_sm[sm] = static_cast<uint64_t>(sum_stat(sum.stats, "cta" + std::to_string(sm), "ctas"));
+      for (int sm = 0; sm < 4; ++sm)
+        r.ctas_of_sm[sm] = static_cast<uint64_t>(sum_stat(sum.stats, "cta" + std::to_string(sm), "ctas"));
     } catch (...) {
       r.ok = false;
     }
