@@ -8,6 +8,15 @@
 
 namespace tma {
 
+// The SM's tensor cores: dense MMA throughput per SM per cycle, by operand type. A GEMM-like
+// workload (gemm, conv, attention) that does not set compute_cycles spends its step's flops over
+// these (docs/scenarios.md, "Compute per step").
+struct SmConfig {
+  uint32_t mma_flops_per_cycle_bf16 = 4096;  // bf16 and fp16 operands
+  uint32_t mma_flops_per_cycle_fp8 = 8192;   // fp8 (e4m3, e5m2) and int8 operands
+  uint32_t mma_flops_per_cycle_tf32 = 2048;  // tf32 operands (f32 tensors)
+};
+
 struct TmaUnitConfig {
   uint32_t command_queue_depth = 8;       // commands a unit accepts before the issuer blocks
   uint32_t max_inflight_ops = 16;         // operations with requests outstanding at once
@@ -154,6 +163,7 @@ struct ArchConfig {
   std::string source_file;
   uint32_t sm_count = 132;
   double sm_clock_mhz = 1755;
+  SmConfig sm;
   TmaUnitConfig tma;
   DescriptorCacheConfig descriptor_cache;
   SmemConfig smem;

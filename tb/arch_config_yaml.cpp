@@ -31,6 +31,9 @@ const std::vector<Field>& fields() {
   static const std::vector<Field> f = {
       F_U32("sm_count", 1, 1024, sm_count),
       F_DBL("sm_clock_mhz", 1, 10000, sm_clock_mhz),
+      F_U32("sm.mma_flops_per_cycle_bf16", 1, 1 << 24, sm.mma_flops_per_cycle_bf16),
+      F_U32("sm.mma_flops_per_cycle_fp8", 1, 1 << 24, sm.mma_flops_per_cycle_fp8),
+      F_U32("sm.mma_flops_per_cycle_tf32", 1, 1 << 24, sm.mma_flops_per_cycle_tf32),
       F_U32("tma.command_queue_depth", 1, 1024, tma.command_queue_depth),
       F_U32("tma.max_inflight_ops", 1, 1024, tma.max_inflight_ops),
       F_U32("tma.command_setup_cycles", 0, 100000, tma.command_setup_cycles),
@@ -147,14 +150,14 @@ std::optional<std::pair<std::string, std::string>> consistency_error(const ArchC
 ArchConfig load_arch_config(const std::string& path) {
   YamlDoc doc = YamlDoc::load(path);
   YamlField root = doc.root();
-  root.check_keys({"name", "description", "sm_count", "sm_clock_mhz", "tma", "descriptor_cache", "smem", "l2", "dram",
-                   "cluster", "launch", "sim"});
+  root.check_keys({"name", "description", "sm_count", "sm_clock_mhz", "sm", "tma", "descriptor_cache", "smem", "l2",
+                   "dram", "cluster", "launch", "sim"});
   ArchConfig a;
   a.source_file = path;
   a.name = root["name"].as_string();
   // Every section's keys are checked, and every field is required: an architecture file says
   // each number and where it came from.
-  for (const char* section : {"tma", "descriptor_cache", "smem", "l2", "dram", "cluster", "launch", "sim"}) {
+  for (const char* section : {"sm", "tma", "descriptor_cache", "smem", "l2", "dram", "cluster", "launch", "sim"}) {
     std::vector<std::string> keys;
     const std::string prefix = std::string(section) + ".";
     for (const Field& f : fields())

@@ -12,5 +12,6 @@ int regress_selftest(int argc, char** argv);  // hidden: fault injection for the
 int sweep(int argc, char** argv);
 int random(int argc, char** argv);
 int coverage(int argc, char** argv);
+int trace(int argc, char** argv);
 
 }  // namespace tma::cli

@@ -10,6 +10,7 @@
 #include "paths.h"
 #include "scenario.h"
 #include "scenario_runner.h"
+#include "trace.h"
 #include "workload.h"
 #include "yaml_reader.h"
 
@@ -18,12 +19,13 @@ namespace tma::cli {
 namespace {
 
 const char* kUsage =
-    "usage: tma-sim run SCENARIO.yaml [--arch FILE] [--set PATH=VALUE]... [--arch-set F=VALUE]...\n"
+    "usage: tma-sim run SCENARIO.yaml|TRACE.jsonl [--arch FILE] [--set PATH=VALUE]... [--arch-set F=VALUE]...\n"
     "                   [--stats FILE] [--vcd FILE] [--vcd-sample N] [--trace FILE] [--trace-max-events N]\n"
     "                   [--no-scoreboard] [--quiet]\n"
     "\n"
-    "Runs a scenario (tensors, descriptors and a workload on N SMs) on the TLM model and prints\n"
-    "a summary: simulated time, bandwidth, L2 hit rate, DRAM bytes, over-fetch from L2 promotion,\n"
+    "Runs a scenario (tensors, descriptors and a workload on N SMs), or replays a trace of TMA\n"
+    "operations (a file named *.jsonl, docs/traces.md; --set changes its header's scenario), on the\n"
+    "TLM model and prints a summary: simulated time, bandwidth, L2 hit rate, DRAM bytes, over-fetch from L2 promotion,\n"
     "descriptor-cache hits, bank conflicts, latency percentiles, and the scoreboard's verdict\n"
     "(every operation re-run by the reference engine and compared byte for byte).\n"
     "\n"
@@ -77,14 +79,18 @@ int run(int argc, char** argv) {
     return usage_error("run", e.what(), kUsage);
   }
   try {
-    Scenario s = load_scenario(resolve_project_path(scenario_path), sets);
+    const std::string path = resolve_project_path(scenario_path);
+    Trace trace;  // a replayed trace's scenario and CTAs
+    const bool replay = is_trace_path(path);
+    if (replay) trace = load_trace(path, sets);
+    const Scenario s = replay ? trace.scenario : load_scenario(path, sets);
     ArchConfig arch = load_arch_config(resolve_project_path(arch_path.empty() ? s.arch : arch_path));
     apply_arch_overrides(arch, arch_sets);
     for (const std::string& w : scenario_warnings(s, arch)) print_warning(w);
     opt.scenario_overrides = sets;
     opt.arch_overrides = arch_sets;
     opt.stop_on_signals = true;
-    RunSummary r = run_scenario(s, arch, opt);
+    RunSummary r = run_scenario(s, arch, opt, replay ? &trace.launch : nullptr);
     print_summary(stdout, r);
     if (r.stop_signal) return 130;  // interrupted, its files complete (as regress and sweep exit)
     return (r.scoreboard_mismatches || r.invariant_violations) ? 1 : 0;

@@ -11,12 +11,13 @@ namespace {
 constexpr uint32_t kBulkMbarrier = 0xFFFFFFFFu;  // completions of stores, reductions and prefetches
 }
 
-CtaIssuer::CtaIssuer(sc_core::sc_module_name name, const SmProgram& program, uint32_t stages, int sm, int cta,
+CtaIssuer::CtaIssuer(sc_core::sc_module_name name, std::vector<const CtaProgram*> own,
+                     std::shared_ptr<CtaQueue> queue, uint32_t stages, int sm, int cta,
                      std::shared_ptr<ClusterSync> cluster, double clock_mhz, InvariantLog& invariants)
-    : sc_module(name), cmd_out("cmd_out"), completion_in("completion_in"), lsu_out("lsu_out"), program_(program),
-      stages_(std::max<uint32_t>(1, stages)), sm_(sm), cta_(cta), cluster_(std::move(cluster)),
-      invariants_(invariants), clock_(clock_mhz),
-      got_(program.steps.size(), 0), next_op_id_((static_cast<uint64_t>(sm) + 1) << 40) {
+    : sc_module(name), cmd_out("cmd_out"), completion_in("completion_in"), lsu_out("lsu_out"), own_(std::move(own)),
+      queue_(std::move(queue)), stages_(std::max<uint32_t>(1, stages)), sm_(sm), cta_(cta),
+      cluster_(std::move(cluster)), invariants_(invariants), clock_(clock_mhz),
+      next_op_id_((static_cast<uint64_t>(sm) + 1) << 40) {
   completion_in.register_b_transport(this, &CtaIssuer::completed);
   SC_HAS_PROCESS(CtaIssuer);
   SC_THREAD(producer);
@@ -56,7 +57,7 @@ void CtaIssuer::completed(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
   } else {
     // Each step's mbarrier receives exactly the completions the step expects.
     const bool known = c->mbarrier < got_.size();
-    invariants_.check(known && got_[c->mbarrier] < program_.steps[c->mbarrier].expected_completions,
+    invariants_.check(known && got_[c->mbarrier] < steps_[c->mbarrier]->expected_completions,
                       std::string(name()) + ": unexpected completion on mbarrier " + std::to_string(c->mbarrier));
     if (known) ++got_[c->mbarrier];
   }
@@ -90,63 +91,113 @@ uint64_t CtaIssuer::read_tiles(const Step& st) {
   return done;
 }
 
-void CtaIssuer::producer() {
-  for (const IssueOp& op : program_.prologue) issue(op, kBulkMbarrier);
-  for (size_t i = 0; i < program_.steps.size(); ++i) {
-    const Step& st = program_.steps[i];
-    const uint32_t s = static_cast<uint32_t>(i % stages_);
-    const uint64_t uses = i / stages_;  // releases of this stage needed before it is free
-    const uint64_t t0 = clock_.now_cycles();
-    const bool multicasts = std::any_of(st.loads.begin(), st.loads.end(), [](const IssueOp& o) { return o.cmd.cta_mask; });
-    while (true) {
-      bool free = cluster_->released[cta_][s] >= uses;
-      if (multicasts)
-        for (const auto& peer : cluster_->released) free = free && peer[s] >= uses;
-      if (free) break;
-      sc_core::wait(cluster_->changed);
+const CtaProgram* CtaIssuer::start_cta(uint64_t k) {
+  // The SM is free when its last CTA has ended; a cluster starts together, once every CTA of the
+  // cluster has ended its last (those that run fewer CTAs, once they have ended them all).
+  auto ended = [&] {
+    for (size_t c = 0; c < cluster_->exited.size(); ++c) {
+      const uint64_t need = c == static_cast<size_t>(cta_) ? k : std::min<uint64_t>(k, cluster_->ctas[c]);
+      if (cluster_->exited[c] < need) return false;
     }
-    producer_stall_cycles_ += clock_.now_cycles() - t0;
-    for (const IssueOp& op : st.loads) issue(op, static_cast<uint32_t>(i));
+    return true;
+  };
+  while (!ended()) sc_core::wait(cluster_->changed);
+  if (k < own_.size()) return own_[k];
+  if (queue_ && queue_->next < queue_->ctas.size()) return queue_->ctas[queue_->next++];
+  return nullptr;
+}
+
+void CtaIssuer::producer() {
+  for (uint64_t k = 0;; ++k) {
+    const CtaProgram* cta = start_cta(k);
+    if (!cta) break;
+    ++ctas_run_;
+    const size_t first = steps_.size();
+    for (const Step& st : cta->steps) steps_.push_back(&st);
+    got_.resize(steps_.size(), 0);
+    cta_end_.push_back(steps_.size());
+    cta_started_.notify(sc_core::SC_ZERO_TIME);
+    for (const IssueOp& op : cta->prologue) issue(op, kBulkMbarrier);
+    ++prologues_issued_;  // the CTA cannot end before (its prefetches are its bulk operations too)
+    cta_started_.notify(sc_core::SC_ZERO_TIME);
+    for (size_t i = first; i < steps_.size(); ++i) {
+      const Step& st = *steps_[i];
+      const uint32_t s = static_cast<uint32_t>(i % stages_);
+      const uint64_t uses = i / stages_;  // releases of this stage needed before it is free
+      const uint64_t t0 = clock_.now_cycles();
+      const bool multicasts =
+          std::any_of(st.loads.begin(), st.loads.end(), [](const IssueOp& o) { return o.cmd.cta_mask; });
+      while (true) {
+        bool free = cluster_->released[cta_][s] >= uses;
+        if (multicasts)
+          for (const auto& peer : cluster_->released) free = free && peer[s] >= uses;
+        if (free) break;
+        sc_core::wait(cluster_->changed);
+      }
+      producer_stall_cycles_ += clock_.now_cycles() - t0;
+      for (size_t j = 0; j < st.loads.size(); ++j) {
+        if (j == st.release_wait_from) {
+          const uint64_t w0 = clock_.now_cycles();
+          while (released_steps_ < i) sc_core::wait(cluster_->changed);
+          producer_stall_cycles_ += clock_.now_cycles() - w0;
+        }
+        issue(st.loads[j], static_cast<uint32_t>(i));
+      }
+    }
   }
+  producer_done_ = true;
+  cta_started_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void CtaIssuer::consume(size_t i) {
+  const Step& st = *steps_[i];
+  const uint64_t t0 = clock_.now_cycles();
+  while (got_[i] < st.expected_completions) sc_core::wait(completion_event_);
+  consumer_wait_cycles_ += clock_.now_cycles() - t0;
+  // The math overlaps the fragment reads: the step takes the longer of the two.
+  const uint64_t now = clock_.now_cycles();
+  const uint64_t busy = std::max<uint64_t>(st.compute_cycles, st.reads.empty() ? 0 : read_tiles(st) - now);
+  if (busy) sc_core::wait(clock_.to_time(busy));
+  if (st.bulk_wait_pending != kNoBulkWait) {
+    // cp.async.bulk.wait_group(.read) N: at most N earlier bulk operations of the steps still owed.
+    const uint64_t w0 = clock_.now_cycles();
+    while (after_pending_.size() > st.bulk_wait_pending) sc_core::wait(completion_event_);
+    bulk_wait_cycles_ += clock_.now_cycles() - w0;
+  }
+  for (const IssueOp& op : st.after) {
+    after_pending_.insert(next_op_id_);  // the id issue() gives it
+    issue(op, kBulkMbarrier);
+  }
+  if (st.bulk_wait_after) {
+    const uint64_t w0 = clock_.now_cycles();
+    while (!after_pending_.empty()) sc_core::wait(completion_event_);
+    bulk_wait_cycles_ += clock_.now_cycles() - w0;
+  }
+  ++cluster_->released[cta_][i % stages_];
+  ++released_steps_;
+  cluster_->changed.notify(sc_core::SC_ZERO_TIME);
 }
 
 void CtaIssuer::consumer() {
-  for (size_t i = 0; i < program_.steps.size(); ++i) {
-    const Step& st = program_.steps[i];
-    const uint64_t t0 = clock_.now_cycles();
-    while (got_[i] < st.expected_completions) sc_core::wait(completion_event_);
-    consumer_wait_cycles_ += clock_.now_cycles() - t0;
-    // The math overlaps the fragment reads: the step takes the longer of the two.
-    const uint64_t now = clock_.now_cycles();
-    const uint64_t busy = std::max<uint64_t>(st.compute_cycles, st.reads.empty() ? 0 : read_tiles(st) - now);
-    if (busy) sc_core::wait(clock_.to_time(busy));
-    if (st.bulk_wait_pending != kNoBulkWait) {
-      // cp.async.bulk.wait_group(.read) N: at most N earlier bulk operations of the steps still owed.
-      const uint64_t w0 = clock_.now_cycles();
-      while (after_pending_.size() > st.bulk_wait_pending) sc_core::wait(completion_event_);
-      bulk_wait_cycles_ += clock_.now_cycles() - w0;
-    }
-    for (const IssueOp& op : st.after) {
-      after_pending_.insert(next_op_id_);  // the id issue() gives it
-      issue(op, kBulkMbarrier);
-    }
-    if (st.bulk_wait_after) {
-      const uint64_t w0 = clock_.now_cycles();
-      while (!after_pending_.empty()) sc_core::wait(completion_event_);
-      bulk_wait_cycles_ += clock_.now_cycles() - w0;
-    }
-    ++cluster_->released[cta_][i % stages_];
+  size_t i = 0;
+  for (uint64_t k = 0;; ++k) {
+    while (cta_end_.size() <= k && !producer_done_) sc_core::wait(cta_started_);
+    if (cta_end_.size() <= k) break;
+    for (; i < cta_end_[k]; ++i) consume(i);
+    // The CTA ends when its stores and prefetches have completed.
+    while (prologues_issued_ <= k) sc_core::wait(cta_started_);
+    while (bulk_done_ < bulk_issued_) sc_core::wait(completion_event_);
+    ++cluster_->exited[cta_];
     cluster_->changed.notify(sc_core::SC_ZERO_TIME);
   }
-  // Drain: stores and prefetches still owe their completions.
-  while (bulk_done_ < bulk_issued_) sc_core::wait(completion_event_);
   finished_ = true;
   finish_cycle_ = clock_.now_cycles();
   finished_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void CtaIssuer::collect_stats(StatsRecord& out) const {
-  out.add("steps", static_cast<uint64_t>(program_.steps.size()));
+  out.add("ctas", ctas_run_);
+  out.add("steps", static_cast<uint64_t>(steps_.size()));
   out.add("ops_issued", ops_issued_);
   out.add("faults", faults_);
   out.add("producer_stall_cycles", producer_stall_cycles_);

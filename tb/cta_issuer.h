@@ -1,8 +1,10 @@
-// The instruction stream of one CTA: a producer that issues each pipeline step's TMA loads into
-// its shared-memory stage once the consumer has released the stage, and a consumer that waits
-// for the stage's completions (its mbarrier), computes, releases, and issues the step's stores.
-// CTAs of one cluster coordinate through ClusterSync so that a multicast load waits until every
-// destination has released its stage.
+// The instruction stream of the CTAs one SM runs, one after another: a producer that issues each
+// pipeline step's TMA loads into its shared-memory stage once the consumer has released the
+// stage, and a consumer that waits for the stage's completions (its mbarrier), computes,
+// releases, and issues the step's stores. A CTA starts when the SM's last one has ended (its
+// stores and prefetches complete; with clusters, every CTA of the cluster's). CTAs of one cluster
+// coordinate through ClusterSync so that a multicast load waits until every destination has
+// released its stage.
 #pragma once
 
 #include <systemc>
@@ -22,10 +24,18 @@
 
 namespace tma {
 
-// Stage releases of every CTA of a cluster: released[cta][stage] counts the stage's releases.
+// Stage releases of every CTA of a cluster: released[cta][stage] counts the stage's releases;
+// exited[cta] the CTAs that SM has ended, ctas[cta] how many it runs.
 struct ClusterSync {
   std::vector<std::vector<uint64_t>> released;
+  std::vector<uint64_t> exited, ctas;
   sc_core::sc_event changed;
+};
+
+// CTAs that whichever SM is free first takes, in grid order (a GPU's block scheduler).
+struct CtaQueue {
+  std::vector<const CtaProgram*> ctas;
+  size_t next = 0;
 };
 
 class CtaIssuer : public sc_core::sc_module, public StatsProvider {
@@ -34,8 +44,11 @@ class CtaIssuer : public sc_core::sc_module, public StatsProvider {
   tlm_utils::simple_target_socket<CtaIssuer> completion_in;
   tlm_utils::simple_initiator_socket<CtaIssuer> lsu_out;  // the warps' own shared-memory reads
 
-  CtaIssuer(sc_core::sc_module_name name, const SmProgram& program, uint32_t stages, int sm, int cta,
-            std::shared_ptr<ClusterSync> cluster, double clock_mhz, InvariantLog& invariants);
+  // `own`: the CTAs this SM runs first, in order (cluster->ctas[cta] must count them); then, when
+  // `queue` is given, the next CTA of the queue each time the SM is free (no clusters).
+  CtaIssuer(sc_core::sc_module_name name, std::vector<const CtaProgram*> own, std::shared_ptr<CtaQueue> queue,
+            uint32_t stages, int sm, int cta, std::shared_ptr<ClusterSync> cluster, double clock_mhz,
+            InvariantLog& invariants);
   void collect_stats(StatsRecord& out) const override;
 
   bool finished() const { return finished_; }
@@ -52,8 +65,20 @@ class CtaIssuer : public sc_core::sc_module, public StatsProvider {
   void completed(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   // Reads the step's tiles as ldmatrix would; returns the cycle the last read is done.
   uint64_t read_tiles(const Step& st);
+  // The SM's k-th CTA once it may start (null: no more), and the consumer's work on step i.
+  const CtaProgram* start_cta(uint64_t k);
+  void consume(size_t i);
 
-  const SmProgram& program_;
+  std::vector<const CtaProgram*> own_;
+  std::shared_ptr<CtaQueue> queue_;
+  // The steps of the CTAs started so far, one after another (a step's index is its mbarrier), and
+  // where each CTA's steps end.
+  std::vector<const Step*> steps_;
+  std::vector<size_t> cta_end_;
+  uint64_t prologues_issued_ = 0;
+  uint64_t released_steps_ = 0;  // the consumer releases steps in order: every step below this one
+  bool producer_done_ = false;
+  sc_core::sc_event cta_started_;
   uint32_t stages_;
   int sm_, cta_;
   std::shared_ptr<ClusterSync> cluster_;
@@ -70,7 +95,7 @@ class CtaIssuer : public sc_core::sc_module, public StatsProvider {
   uint64_t finish_cycle_ = 0;
   std::vector<uint32_t> latencies_;
   std::vector<uint8_t> read_buffer_;
-  uint64_t faults_ = 0, ops_issued_ = 0, producer_stall_cycles_ = 0, consumer_wait_cycles_ = 0;
+  uint64_t ctas_run_ = 0, faults_ = 0, ops_issued_ = 0, producer_stall_cycles_ = 0, consumer_wait_cycles_ = 0;
   uint64_t bulk_wait_cycles_ = 0;  // the consumer waiting on a step's bulk_wait_pending
 };
 

@@ -187,6 +187,73 @@ void check_conv(const YamlField& n, const Scenario& s, const Workload& w) {
                                           ", box[1] = " + str(m.box[1]) + ")");
 }
 
+// Attention: Q [head_dim, seq_q, heads, batch] and K, V [head_dim, seq_kv, kv_heads, batch], all
+// tiled rank 4 of one data type. Q's box is [d, block_m, query heads per work item, 1], K's and
+// V's [d, block_n, 1, 1], d a divisor of head_dim (a tile is head_dim / d boxes). The query heads
+// of one work item share a KV head. O, when given, stores Q's box into [head_dim, >= seq_q, heads,
+// batch x split_kv] (split_kv partial outputs per sequence).
+void check_attention(const YamlField& n, const Scenario& s, const Workload& w) {
+  const ScenarioDescriptor& q = s.descriptors.at(w.query);
+  const ScenarioDescriptor& k = s.descriptors.at(w.key);
+  const ScenarioDescriptor& v = s.descriptors.at(w.value);
+  auto tiled_4d = [&](const char* key, const ScenarioDescriptor& d, const char* shape) {
+    if (d.map.mode != TensorMode::tiled || d.map.rank != 4)
+      throw n[key].error("descriptor '" + d.name + "' must be tiled over a 4D tensor " + shape + " (it is " +
+                         to_string(d.map.mode) + " over rank " + std::to_string(d.map.rank) + ")");
+    // The output may be wider (split-KV partial outputs are f32).
+    if (std::string(key) != "o" && d.map.dtype != q.map.dtype)
+      throw n[key].error("descriptor '" + d.name + "' has data type " + to_string(d.map.dtype) + ", Q " +
+                         to_string(q.map.dtype));
+  };
+  tiled_4d("q", q, "[head_dim, seq_q, heads, batch]");
+  tiled_4d("k", k, "[head_dim, seq_kv, kv_heads, batch]");
+  tiled_4d("v", v, "[head_dim, seq_kv, kv_heads, batch]");
+  const uint64_t head_dim = q.map.dims[0], heads = q.map.dims[2], kv_heads = k.map.dims[2], batch = q.map.dims[3];
+  for (const ScenarioDescriptor* d : {&k, &v}) {
+    const char* key = d == &k ? "k" : "v";
+    for (int i = 0; i < 4; ++i)
+      if (d->map.dims[i] != k.map.dims[i])
+        throw n["v"].error("tensors '" + k.tensor + "' and '" + v.tensor + "' (K and V) must have the same dims");
+    if (d->map.dims[0] != head_dim || d->map.dims[3] != batch)
+      throw n[key].error("tensor '" + d->tensor + "' must have Q's head_dim (dims[0] = " + str(head_dim) +
+                         ") and batch (dims[3] = " + str(batch) + ")");
+    if (d->map.box[0] != q.map.box[0] || d->map.box[1] != k.map.box[1] || d->map.box[2] != 1 || d->map.box[3] != 1)
+      throw n[key].error("descriptor '" + d->name + "' must have box [" + str(q.map.box[0]) +
+                         ", block_n, 1, 1] (Q's box[0], one KV head, one sequence), with K and V the same");
+  }
+  if (head_dim % q.map.box[0])
+    throw n["q"].error("box[0] of '" + q.name + "' (" + str(q.map.box[0]) + ") must divide head_dim (" + str(head_dim) +
+                       "): a tile is head_dim / box[0] boxes");
+  if (heads % kv_heads)
+    throw n["k"].error("Q's " + str(heads) + " heads are not a multiple of K's " + str(kv_heads) + " KV heads");
+  const uint64_t group = heads / kv_heads, hq = q.map.box[2];
+  if (q.map.box[3] != 1 || group % hq)
+    throw n["q"].error(
+        "box of '" + q.name + "' must be [d, block_m, h, 1] with h query heads that share a KV head (h " +
+        "divides heads / kv_heads = " + str(group) + "); h = " + str(hq) + ", box[3] = " + str(q.map.box[3]));
+  const uint64_t seq_q = q.map.dims[1], seq_kv = k.map.dims[1];
+  const uint64_t kv_blocks = (seq_kv + k.map.box[1] - 1) / k.map.box[1];
+  if (w.causal && seq_kv < seq_q)
+    throw n["causal"].error("causal attention needs seq_kv (" + str(seq_kv) + ") >= seq_q (" + str(seq_q) +
+                            "): the mask is aligned to the bottom right, as FlashAttention's");
+  if (w.split_kv > kv_blocks)
+    throw n["split_kv"].error("split_kv = " + str(w.split_kv) + " is more than the " + str(kv_blocks) + " KV blocks");
+  if (w.decode && seq_q > q.map.box[1])
+    throw n["q"].error("a decode workload has one query block: seq_q (" + str(seq_q) + ") must fit box[1] of '" +
+                       q.name + "' (" + str(q.map.box[1]) + ")");
+  if (!w.out.empty()) {
+    const ScenarioDescriptor& o = s.descriptors.at(w.out);
+    tiled_4d("o", o, "[head_dim, seq_q, heads, batch x split_kv]");
+    bool same = true;
+    for (int i = 0; i < 4; ++i) same = same && o.map.box[i] == q.map.box[i];
+    if (!same) throw n["o"].error("descriptor '" + o.name + "' stores the output tile: its box must be Q's");
+    if (o.map.dims[0] != head_dim || o.map.dims[1] < seq_q || o.map.dims[2] != heads ||
+        o.map.dims[3] < batch * w.split_kv)
+      throw n["o"].error("tensor '" + o.tensor + "' must hold [head_dim, seq_q, heads, batch x split_kv] = [" +
+                         str(head_dim) + ", " + str(seq_q) + ", " + str(heads) + ", " + str(batch * w.split_kv) + "]");
+  }
+}
+
 // A stream's store (or reduction) writes back the tile it loaded, at the same coordinates: the
 // same rank, data type and box, into a tensor at least as large (a store past its end is dropped).
 void check_stream_store(const YamlField& n, const Scenario& s, const Workload& w) {
@@ -204,6 +271,82 @@ void check_stream_store(const YamlField& n, const Scenario& s, const Workload& w
                              "): stores past its end would be dropped");
 }
 
+std::optional<MmaType> parse_mma_dtype(const std::string& s) {
+  if (s == "bf16" || s == "fp16") return MmaType::bf16;
+  if (s == "fp8" || s == "int8") return MmaType::fp8;
+  if (s == "tf32") return MmaType::tf32;
+  return std::nullopt;
+}
+
+// The MMAs' operand type of a GEMM-like workload: mma_dtype, else what the operand tensor's data
+// type says (8-bit: fp8 or int8, the same rate; 16-bit floats: bf16/fp16; 32-bit floats: tf32).
+// Needed only when compute_cycles is not set.
+void read_mma(const YamlField& n, const Scenario& s, const std::string& operand, Workload& w) {
+  if (!n["mma_dtype"].is_null()) {
+    w.mma = n["mma_dtype"].as_enum(parse_mma_dtype, "bf16, fp16, fp8, int8, tf32");
+    return;
+  }
+  switch (s.descriptors.at(operand).map.dtype) {
+    case DataType::u8: w.mma = MmaType::fp8; return;
+    case DataType::f16: case DataType::bf16: w.mma = MmaType::bf16; return;
+    case DataType::f32:
+    case DataType::f32_ftz:
+    case DataType::tf32:
+    case DataType::tf32_ftz:
+      w.mma = MmaType::tf32;
+      return;
+    default: break;
+  }
+  if (!w.compute_cycles)
+    throw n["mma_dtype"].error("the MMA's operand type does not follow from descriptor '" + operand + "' (" +
+                               to_string(s.descriptors.at(operand).map.dtype) +
+                               "): set mma_dtype (bf16, fp16, fp8, int8, tf32) or compute_cycles");
+}
+
+std::optional<Raster> parse_raster(const std::string& s) {
+  if (s == "n") return Raster::n;
+  if (s == "m") return Raster::m;
+  if (s == "heuristic") return Raster::heuristic;
+  return std::nullopt;
+}
+
+// A GEMM-like workload's `schedule:` block (docs/scenarios.md, "Tile schedules"). tile_order is
+// the older spelling of raster.
+// An attention workload's schedule has persistent only: its work items come in their own order.
+void read_schedule(const YamlField& w, TileSchedule& out, bool tiles = true) {
+  const YamlField n = w["schedule"];
+  if (n.is_null()) return;
+  if (!tiles) {
+    if (!n.is_map()) throw n.error("expected a mapping with persistent");
+    n.check_keys({"persistent"});
+    out.persistent = n["persistent"].as_bool_or(true);
+    return;
+  }
+  if (!n.is_map()) throw n.error("expected a mapping of raster, group_size_m, swizzle and persistent");
+  n.check_keys({"raster", "group_size_m", "swizzle", "persistent"});
+  if (!n["raster"].is_null()) {
+    if (!w["tile_order"].is_null())
+      throw n["raster"].error("give schedule.raster or tile_order (its older spelling), not both");
+    out.raster = n["raster"].as_enum(parse_raster, "m, n, heuristic");
+  }
+  out.group_size_m = static_cast<uint32_t>(n["group_size_m"].as_uint64_or(0, 1, 1u << 20));
+  if (!n["swizzle"].is_null()) {
+    out.swizzle = static_cast<uint32_t>(n["swizzle"].as_uint64(1, 8));
+    if (out.swizzle & (out.swizzle - 1))
+      throw n["swizzle"].error("expected 1, 2, 4 or 8; got " + std::to_string(out.swizzle));
+    // CUTLASS's default raster order is its heuristic.
+    if (n["raster"].is_null() && w["tile_order"].is_null()) out.raster = Raster::heuristic;
+  }
+  if (out.group_size_m) {
+    if (out.swizzle)
+      throw n["group_size_m"].error("group_size_m (Triton's order) and swizzle (CUTLASS's) exclude each other");
+    if (!n["raster"].is_null() || !w["tile_order"].is_null())
+      throw n["group_size_m"].error(
+          "group_size_m sets the order itself (M fastest inside a group): no raster or tile_order with it");
+  }
+  out.persistent = n["persistent"].as_bool_or(true);
+}
+
 Workload read_workload(const YamlField& n, const Scenario& s) {
   Workload w;
   const std::string kind = n["kind"].as_string();
@@ -212,21 +355,23 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     if (!s.descriptors.count(name)) throw n[key].error("no descriptor named '" + name + "'");
     return name;
   };
-  auto optional_descriptor = [&](const char* key) {
-    return n[key].present() ? need_descriptor(key) : std::string();
+  auto optional_descriptor = [&](const char* key) {  // left out or null: none
+    return n[key].is_null() ? std::string() : need_descriptor(key);
   };
   w.stages = static_cast<uint32_t>(n["stages"].as_uint64_or(2, 1, 64));
-  w.compute_cycles = static_cast<uint32_t>(n["compute_cycles"].as_uint64_or(0, 0, 1u << 30));
+  if (!n["compute_cycles"].is_null())
+    w.compute_cycles = static_cast<uint32_t>(n["compute_cycles"].as_uint64(0, 1u << 30));
   w.max_tiles_per_sm = n["max_tiles_per_sm"].as_uint64_or(0, 0, uint64_t{1} << 40);
   const std::string order = n["tile_order"].as_string_or("row_major");
   if (order != "row_major" && order != "column_major")
     throw n["tile_order"].error("expected one of: row_major, column_major; got '" + order + "'");
-  w.column_major = order == "column_major";
+  w.schedule.raster = order == "column_major" ? Raster::m : Raster::n;
   w.prefetch_descriptors = n["prefetch_descriptors"].as_bool_or(false);
   w.consumer_reads = n["consumer_reads"].as_bool_or(false);
   if (kind == "gemm") {
     n.check_keys({"kind", "a", "b", "c", "m", "n", "k", "stages", "compute_cycles", "max_tiles_per_sm", "tile_order",
-                  "prefetch_descriptors", "multicast_a", "consumer_reads"});
+                  "schedule", "prefetch_descriptors", "multicast_a", "consumer_reads", "mma_dtype"});
+    read_schedule(n, w.schedule);
     w.kind = WorkloadKind::gemm;
     w.a = need_descriptor("a");
     w.b = need_descriptor("b");
@@ -235,16 +380,19 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     w.n = n["n"].as_uint64(1, uint64_t{1} << 32);
     w.k = n["k"].as_uint64(1, uint64_t{1} << 32);
     w.multicast_a = n["multicast_a"].as_bool_or(false);
+    read_mma(n, s, w.a, w);
     if (w.multicast_a && s.cluster_size < 2) throw n["multicast_a"].error("multicast needs cluster_size of 2 or more");
     check_gemm(n, s, w);
   } else if (kind == "conv") {
     n.check_keys({"kind", "activation", "filter", "filter_size", "output_channel_tiles", "stages", "compute_cycles",
-                  "max_tiles_per_sm", "tile_order", "prefetch_descriptors", "consumer_reads"});
+                  "max_tiles_per_sm", "tile_order", "schedule", "prefetch_descriptors", "consumer_reads", "mma_dtype"});
+    read_schedule(n, w.schedule);
     w.kind = WorkloadKind::conv;
     w.activation = need_descriptor("activation");
     w.filter = need_descriptor("filter");
     const TensorMap& act = s.descriptors.at(w.activation).map;
     if (act.mode != TensorMode::im2col) throw n["activation"].error("the activation descriptor must be im2col");
+    read_mma(n, s, w.activation, w);
     const size_t nsp = static_cast<size_t>(act.rank - 2);
     auto fs = n["filter_size"].as_uint64_list(nsp, nsp, 1, 255);
     w.filter_size.assign(fs.begin(), fs.end());
@@ -296,6 +444,22 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
       if (w.store.empty()) throw n["reduce"].error("a reduction needs 'store' (the descriptor it reduces into)");
     }
     if (!w.load.empty() && !w.store.empty()) check_stream_store(n, s, w);
+  } else if (kind == "attention" || kind == "decode") {
+    n.check_keys({"kind", "q", "k", "v", "o", "causal", "split_kv", "stages", "compute_cycles", "max_tiles_per_sm",
+                  "schedule", "prefetch_descriptors", "consumer_reads", "mma_dtype"});
+    w.kind = WorkloadKind::attention;
+    w.decode = kind == "decode";
+    w.query = need_descriptor("q");
+    w.key = need_descriptor("k");
+    w.value = need_descriptor("v");
+    w.out = optional_descriptor("o");
+    w.causal = n["causal"].as_bool_or(false);
+    if (w.decode && w.causal)
+      throw n["causal"].error("a decode step's query sees the whole KV cache: causal is for kind: attention");
+    w.split_kv = static_cast<uint32_t>(n["split_kv"].as_uint64_or(1, 1, 1u << 16));
+    read_schedule(n, w.schedule, false);
+    read_mma(n, s, w.query, w);
+    check_attention(n, s, w);
   } else if (kind == "ops") {
     n.check_keys({"kind", "ops", "stages", "compute_cycles", "max_tiles_per_sm", "tile_order", "prefetch_descriptors",
                   "consumer_reads"});
@@ -322,7 +486,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
       w.ops.push_back(op);
     }
   } else {
-    throw n["kind"].error("expected one of: gemm, conv, stream, ops; got '" + kind + "'");
+    throw n["kind"].error("expected one of: gemm, conv, attention, decode, stream, ops; got '" + kind + "'");
   }
   return w;
 }
@@ -363,9 +527,12 @@ void apply_override(YAML::Node root, const std::string& file, const std::string&
 
 }  // namespace
 
-static Scenario read_scenario(const YamlField& root, const std::string& path) {
-  root.check_keys({"name", "description", "sms", "cluster_size", "gpu", "memory_fill", "l2_state", "l2_dirty_bytes",
-                   "l2_warm", "arch", "tensors", "descriptors", "workload"});
+// Without a workload: a trace's header (docs/traces.md), whose CTAs come from the trace.
+static Scenario read_scenario(const YamlField& root, const std::string& path, bool with_workload) {
+  std::vector<std::string> keys = {"name", "description", "sms", "cluster_size", "gpu", "memory_fill", "l2_state",
+                                   "l2_dirty_bytes", "l2_warm", "arch", "tensors", "descriptors"};
+  if (with_workload) keys.push_back("workload");
+  root.check_keys(keys);
   Scenario s;
   s.path = path;
   s.name = root["name"].as_string();
@@ -398,8 +565,34 @@ static Scenario read_scenario(const YamlField& root, const std::string& path) {
     d.address = kDescriptorRegion + 128 * slot++;
     s.descriptors[k] = d;
   }
-  s.workload = read_workload(root["workload"], s);
+  if (with_workload) s.workload = read_workload(root["workload"], s);
+  else s.workload.kind = WorkloadKind::trace;
   return s;
+}
+
+// The scenario at `root` of `doc`, `prefix` its path in the document ("" or "scenario."), the
+// overrides applied below it first (each names a path from the scenario's top).
+static Scenario read_overridden(const YamlDoc& doc, const YamlField& root, const std::string& prefix,
+                                const std::vector<std::string>& overrides, bool with_workload) {
+  const std::string& path = doc.file();
+  // Overrides change the tree in place: every field keeps its line in the file, and an error in
+  // (or below) a value an override set is that override's.
+  std::vector<std::string> full;
+  for (const std::string& o : overrides) full.push_back(prefix + o);
+  for (size_t i = 0; i < overrides.size(); ++i) {
+    try {
+      apply_override(doc.node(), path, full[i]);
+    } catch (const YamlError& e) {
+      if (e.field().empty()) throw;
+      throw OverrideError(e, i, overrides[i]);
+    }
+  }
+  try {
+    return read_scenario(root, path, with_workload);
+  } catch (const YamlError& e) {
+    if (const std::optional<size_t> i = override_of(full, e.field())) throw OverrideError(e, *i, overrides[*i]);
+    throw;
+  }
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
@@ -408,22 +601,14 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   const std::string what = "a scenario is a mapping of name, sms, tensors, descriptors and workload";
   if (root.is_null()) throw root.error("the file is empty: " + what);
   if (!root.is_map()) throw root.error("expected a mapping: " + what);
-  // Overrides change the tree in place: every field keeps its line in the file, and an error in
-  // (or below) a value an override set is that override's.
-  for (size_t i = 0; i < overrides.size(); ++i) {
-    try {
-      apply_override(doc.node(), path, overrides[i]);
-    } catch (const YamlError& e) {
-      if (e.field().empty()) throw;
-      throw OverrideError(e, i, overrides[i]);
-    }
-  }
-  try {
-    return read_scenario(root, path);
-  } catch (const YamlError& e) {
-    if (const std::optional<size_t> i = override_of(overrides, e.field())) throw OverrideError(e, *i, overrides[*i]);
-    throw;
-  }
+  return read_overridden(doc, root, "", overrides, true);
+}
+
+Scenario read_scenario_part(const YamlDoc& doc, const std::string& key, const std::vector<std::string>& overrides) {
+  const YamlField root = doc.root()[key];
+  if (!root.is_map())
+    throw root.error("expected a mapping of name, sms, tensors and descriptors (a scenario without its workload)");
+  return read_overridden(doc, root, key + ".", overrides, false);
 }
 
 std::optional<size_t> override_of(const std::vector<std::string>& overrides, const std::string& field) {

@@ -11,6 +11,7 @@
 
 #include "global_memory.h"
 #include "tensor_map.h"
+#include "tile_schedule.h"
 #include "tma_op.h"
 #include "yaml_reader.h"
 
@@ -42,7 +43,10 @@ enum class L2State : uint8_t { clean, dirty, warm };
 std::optional<L2State> parse_l2_state(const std::string& s);
 const char* to_string(L2State s);
 
-enum class WorkloadKind : uint8_t { gemm, conv, stream, ops };
+enum class WorkloadKind : uint8_t { gemm, conv, stream, ops, attention, trace };  // trace: a replayed trace's CTAs
+
+// The operand type of a workload's MMAs, which sets the tensor cores' rate (ArchConfig::sm).
+enum class MmaType : uint8_t { bf16, fp8, tf32 };  // bf16 also fp16; fp8 also int8
 
 struct ScenarioOp {            // one entry of an `ops` workload
   std::string descriptor;
@@ -52,9 +56,12 @@ struct ScenarioOp {            // one entry of an `ops` workload
 struct Workload {
   WorkloadKind kind = WorkloadKind::stream;
   uint32_t stages = 2;                 // shared-memory pipeline depth
-  uint32_t compute_cycles = 0;         // consumer work per stage
+  // Consumer work per step. Unset: gemm, conv and attention take their step's MMA flops at the
+  // architecture's rate for `mma`; the others none.
+  std::optional<uint32_t> compute_cycles;
+  MmaType mma = MmaType::bf16;         // from mma_dtype, else from the A (activation, Q) data type
   uint64_t max_tiles_per_sm = 0;       // 0: every tile of the problem
-  bool column_major = false;           // tile order over the output / the tensor
+  TileSchedule schedule;               // tile order (raster; grouping and swizzle for gemm and conv), persistence
   bool prefetch_descriptors = false;   // prefetch.tensormap at the start
   bool consumer_reads = false;         // the consumer reads each loaded tile (bank conflicts show)
   // gemm
@@ -65,6 +72,12 @@ struct Workload {
   std::string activation, filter;
   std::vector<uint32_t> filter_size;   // R, S (D for 5D)
   uint32_t output_channel_tiles = 1;
+  // attention (kind: attention, or kind: decode): Q [head_dim, seq_q, heads, batch], K and V
+  // [head_dim, seq_kv, kv_heads, batch]; out optional (the output tile store). YAML: q, k, v, o.
+  std::string query, key, value, out;
+  bool causal = false;                 // skip the KV blocks past a query block's last row
+  uint32_t split_kv = 1;               // each query block's KV length in this many work items
+  bool decode = false;                 // written as kind: decode (one query block, not causal)
   // stream
   std::string load, store;             // descriptors: load and/or store (store only: a store-only stream)
   std::string reduce_op;               // stream with reduce: "add" etc. instead of store
@@ -102,6 +115,11 @@ struct Scenario {
 // "descriptors.A.l2_promotion=256B", "sms=16", "workload.stages=4"; an error in a value an
 // override set (or a path it names that is not there) is an OverrideError.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// The scenario without its workload that the mapping `key` of a parsed document holds (a trace's
+// header, docs/traces.md); its workload kind is trace. Overrides name paths from the scenario's
+// top ("sms=16"), as load_scenario's do.
+Scenario read_scenario_part(const YamlDoc& doc, const std::string& key, const std::vector<std::string>& overrides = {});
 
 // An error that an override caused: in the value it set, or below it. It has no line (the value
 // is not in the file); what() ends with "(set by the override 'PATH=VALUE')".

@@ -265,7 +265,7 @@ void prefill_as_run_before(L2Cache& l2, const Scenario& s, const std::vector<SmP
 
 }  // namespace
 
-RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOptions& options) {
+RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOptions& options, const Launch* given) {
   const auto t0 = Clock::now();
   StopSignals stop_signals(options.stop_on_signals);
   GpuSystem gpu("gpu", arch, s.sms, s.cluster_size, s.gpu, s.memory_fill);
@@ -280,18 +280,25 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
     gpu.memory().write(d.address, bytes.data(), bytes.size());
     gpu.l2().prefill(d.address, bytes.size());
   }
-  const std::vector<SmProgram> programs = build_programs(s, arch);
-  if (s.l2_state == L2State::warm) prefill_as_run_before(gpu.l2(), s, programs);
+  const Launch launch = given ? *given : build_launch(s, arch);
+  if (s.l2_state == L2State::warm) prefill_as_run_before(gpu.l2(), s, sm_programs(launch, s.sms));
+  // Each SM's own CTAs, and those the first free SM takes.
+  std::vector<std::vector<const CtaProgram*>> own(s.sms);
+  auto queue = std::make_shared<CtaQueue>();
+  for (size_t i = 0; i < launch.ctas.size(); ++i)
+    (launch.sm[i] == kAnySm ? queue->ctas : own[static_cast<size_t>(launch.sm[i])]).push_back(&launch.ctas[i]);
   auto cluster_syncs = std::vector<std::shared_ptr<ClusterSync>>();
   for (uint32_t c = 0; c < s.sms / s.cluster_size; ++c) {
     auto sync = std::make_shared<ClusterSync>();
     sync->released.assign(s.cluster_size, std::vector<uint64_t>(s.workload.stages, 0));
+    sync->exited.assign(s.cluster_size, 0);
+    for (uint32_t k = 0; k < s.cluster_size; ++k) sync->ctas.push_back(own[c * s.cluster_size + k].size());
     cluster_syncs.push_back(sync);
   }
   std::vector<std::unique_ptr<CtaIssuer>> issuers;
   for (uint32_t sm = 0; sm < s.sms; ++sm) {
     const std::string n = "cta" + std::to_string(sm);
-    issuers.push_back(std::make_unique<CtaIssuer>(n.c_str(), programs[sm], s.workload.stages, static_cast<int>(sm),
+    issuers.push_back(std::make_unique<CtaIssuer>(n.c_str(), own[sm], queue, s.workload.stages, static_cast<int>(sm),
                                                   static_cast<int>(sm % s.cluster_size),
                                                   cluster_syncs[sm / s.cluster_size], arch.sm_clock_mhz,
                                                   gpu.invariants()));
@@ -313,7 +320,7 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
     }
   }
   uint64_t total_ops = 0;  // what the programs issue: the progress line's measure of work
-  for (const SmProgram& p : programs) {
+  for (const CtaProgram& p : launch.ctas) {
     total_ops += p.prologue.size();
     for (const Step& st : p.steps) total_ops += st.loads.size() + st.after.size();
   }

@@ -13,6 +13,7 @@
 #include "arch_config.h"
 #include "scenario.h"
 #include "stats.h"
+#include "workload.h"
 
 namespace tma {
 
@@ -92,7 +93,9 @@ struct RunSummary {
   }
 };
 
-RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOptions& options);
+// `launch`: the CTAs to run (a replayed trace's); null: those of the scenario's workload.
+RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOptions& options,
+                        const Launch* launch = nullptr);
 
 void print_summary(std::FILE* out, const RunSummary& r);
 

@@ -18,13 +18,14 @@ const char* kUsage =
     "\n"
     "Commands:\n"
     "  check PATH...        replay golden cases (silicon captures) and report mismatches\n"
-    "  run SCENARIO.yaml    run a scenario on the TLM model and print a summary\n"
+    "  run SCENARIO.yaml    run a scenario (or replay a TRACE.jsonl) on the TLM model and print a summary\n"
     "  bench                host speed of the reference engine and the pipeline\n"
     "  regress FILE         run a regression list (jobs in parallel, JUnit, replay commands)\n"
     "  regress-merge DIR... merge the shards of a regression or sweep into one report\n"
     "  sweep FILE           run a parameter sweep and write one CSV row per point\n"
     "  random --seed S --count N   constrained-random cases through the pipeline, with coverage\n"
     "  coverage merge|report       merge and report functional-coverage files\n"
+    "  trace export SCENARIO.yaml -o OUT.jsonl   a scenario's TMA operations as a trace\n"
     "\n"
     "Run 'tma-sim help COMMAND' (or 'tma-sim COMMAND --help') for the options of a command.\n"
     "Exit status: 0 success, 1 a check failed (a mismatch, a failed job), 2 bad input or usage.\n";
@@ -56,6 +57,7 @@ Command find_command(const std::string& name) {
   if (name == "sweep") return tma::cli::sweep;
   if (name == "random") return tma::cli::random;
   if (name == "coverage") return tma::cli::coverage;
+  if (name == "trace") return tma::cli::trace;
   return nullptr;
 }
 

@@ -29,6 +29,7 @@ struct TileRead {
 };
 
 constexpr uint32_t kNoBulkWait = 0xFFFFFFFFu;
+constexpr uint32_t kNoReleaseWait = 0xFFFFFFFFu;
 
 struct Step {
   std::vector<IssueOp> loads;          // issued by the producer into the step's stage
@@ -42,11 +43,30 @@ struct Step {
   // cp.async.bulk.wait_group 0 after `after` is issued: the step ends (its stage is released) when
   // every bulk operation of the CTA has completed.
   bool bulk_wait_after = false;
+  // Loads from this index on are issued once the consumer has released every earlier step: they
+  // fill a buffer outside the stage ring that the last work item used to its end (attention's Q,
+  // as FlashAttention-3 waits for "query empty"). kNoReleaseWait: none.
+  uint32_t release_wait_from = kNoReleaseWait;
 };
 
-struct SmProgram {
+// The program of one CTA: what it issues first, then its pipeline steps.
+struct CtaProgram {
   std::vector<IssueOp> prologue;       // descriptor prefetches
   std::vector<Step> steps;
+};
+// An SM's CTAs one after another (a persistent grid: its one CTA).
+using SmProgram = CtaProgram;
+
+constexpr int32_t kAnySm = -1;
+
+// What the kernel launch runs: its CTAs in grid order and the SM each runs on. A persistent grid
+// has one CTA per SM (CTA i on SM i). A grid of more CTAs than SMs runs in waves: an SM starts its
+// next CTA when its last one has ended (every CTA of its cluster, with clusters). kAnySm: the CTA
+// goes to the first SM that is free once the CTAs before it have started (the block scheduler of
+// a GPU, for grids without clusters).
+struct Launch {
+  std::vector<CtaProgram> ctas;
+  std::vector<int32_t> sm;
 };
 
 // Shared-memory bytes a box of this descriptor occupies (rows x padded pitch).
@@ -56,8 +76,14 @@ uint64_t box_smem_bytes(const TensorMap& m);
 // architecture's sm_count (the model runs every SM the scenario asks for). One line each.
 std::vector<std::string> scenario_warnings(const Scenario& s, const ArchConfig& arch);
 
-// One program per SM. Throws std::runtime_error when the workload does not fit (a stage larger
-// than shared memory, tiles that do not divide the problem...).
+// The CTAs of the scenario's kernel. Throws std::runtime_error when the workload does not fit (a
+// stage larger than shared memory...).
+Launch build_launch(const Scenario& s, const ArchConfig& arch);
+
+// Each SM's CTAs one after another, as build_launch deals them; CTAs any SM may take are dealt
+// round robin in grid order (the order of a launch whose CTAs all take as long). For what walks
+// the operations in the order the GPU issues them (a warm L2, the bench).
+std::vector<SmProgram> sm_programs(const Launch& launch, uint32_t sms);
 std::vector<SmProgram> build_programs(const Scenario& s, const ArchConfig& arch);
 
 }  // namespace tma

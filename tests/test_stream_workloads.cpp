@@ -8,13 +8,9 @@
 //   - two back-to-back multicasts of one cluster are spaced by the cluster's multicast
 //     occupancy, and one SM's by its multicasts in flight, while plain loads are not
 //     (ArchConfig::cluster).
-// SystemC allows one elaboration per process and run_scenario elaborates a whole GPU, so each
-// timed run happens in a child process (fork) that sends its summary numbers back through a pipe.
+// Each timed run happens in a child process (tests/run_in_child.h).
 #define BOOST_TEST_MODULE stream_workloads
 #include <boost/test/unit_test.hpp>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <set>
 #include <string>
@@ -22,6 +18,7 @@
 #include <vector>
 
 #include "arch_config_yaml.h"
+#include "run_in_child.h"
 #include "scenario.h"
 #include "scenario_runner.h"
 #include "workload.h"
@@ -52,61 +49,9 @@ std::string error_field(const std::string& name, const std::vector<std::string>&
   return "";
 }
 
-// The numbers a timed run reports (plain data: it crosses the pipe as bytes).
-struct Result {
-  bool ok = false;
-  uint64_t cycles = 0, loads = 0, stores = 0, reductions = 0;
-  uint64_t bytes_loaded = 0, bytes_delivered = 0, bytes_stored = 0, bytes_requested = 0;
-  uint64_t scoreboard_checked = 0, scoreboard_mismatches = 0, invariant_checks = 0, invariant_violations = 0;
-};
+using test::Result;
 
-Result run_in_child(const Scenario& s, const ArchConfig& arch = h100()) {
-  int fd[2];
-  BOOST_REQUIRE(pipe(fd) == 0);
-  const pid_t pid = fork();
-  BOOST_REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(fd[0]);
-    Result r;
-    try {
-      RunOptions opt;
-      opt.progress = false;
-      const RunSummary sum = run_scenario(s, arch, opt);
-      r.ok = true;
-      r.cycles = sum.cycles;
-      r.loads = sum.loads;
-      r.stores = sum.stores;
-      r.reductions = sum.reductions;
-      r.bytes_loaded = sum.bytes_loaded;
-      r.bytes_delivered = sum.bytes_delivered;
-      r.bytes_stored = sum.bytes_stored;
-      r.bytes_requested = sum.bytes_requested;
-      r.scoreboard_checked = sum.scoreboard_checked;
-      r.scoreboard_mismatches = sum.scoreboard_mismatches;
-      r.invariant_checks = sum.invariant_checks;
-      r.invariant_violations = sum.invariant_violations;
-    } catch (...) {
-      r.ok = false;
-    }
-    const ssize_t n = write(fd[1], &r, sizeof r);
-    _exit(n == static_cast<ssize_t>(sizeof r) ? 0 : 1);
-  }
-  close(fd[1]);
-  Result r;
-  size_t got = 0;
-  while (got < sizeof r) {
-    const ssize_t n = read(fd[0], reinterpret_cast<char*>(&r) + got, sizeof r - got);
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  close(fd[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  BOOST_REQUIRE(got == sizeof r);
-  BOOST_REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  BOOST_REQUIRE(r.ok);
-  return r;
-}
+Result run_in_child(const Scenario& s, const ArchConfig& arch = h100()) { return test::run_in_child(s, arch); }
 
 constexpr uint64_t kStoreTileBytes = 32 * 64 * 4;      // stream_store: 32x64 f32
 constexpr uint64_t kMulticastTileBytes = 64 * 64 * 2;  // stream_multicast: 64x64 bf16

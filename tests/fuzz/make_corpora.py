@@ -9,6 +9,7 @@ repository holds (nothing here is committed beyond tests/fuzz/seeds/, a few hand
   driver_descriptor  tests/golden/silicon/*.desc
   validation, descriptor_codec, reference_engine
                      the maps and operations of the golden cases (the seed maker, make_seeds.cpp)
+  trace              only the hand-made seeds (tests/fuzz/seeds/trace/: exported traces)
 
 and one dictionary per YAML harness (every key and scalar word the seeds use).
 
@@ -73,7 +74,7 @@ def main():
     shutil.rmtree(corpus, ignore_errors=True)
     os.makedirs(dicts, exist_ok=True)
     names = ["golden_case", "scenario", "arch_config", "validation", "descriptor_codec",
-             "driver_descriptor", "reference_engine"]
+             "driver_descriptor", "reference_engine", "trace"]
     for n in names:
         os.makedirs(os.path.join(corpus, n))
 

@@ -4,13 +4,13 @@
 #
 #   tests/fuzz/run_fuzzers.sh [--ci | --nightly] [--seconds N] [--jobs N] [--no-build] [HARNESS...]
 #
-#   --ci        (default) 18 s per harness, from the seeds alone: about 80 s for all 7 on 2 cores
+#   --ci        (default) 18 s per harness, from the seeds alone: about 90 s for all 8 on 2 cores
 #   --nightly   600 s per harness; the corpus grows across runs in build-fuzz/fuzz-work/corpus/
 #   --seconds N time per harness (overrides the mode's)
 #   --jobs N    harnesses run at once (default: 2, at most the number of cores)
 #   --no-build  use the harnesses already in build-fuzz/
 #   HARNESS     golden_case scenario arch_config validation descriptor_codec driver_descriptor
-#               reference_engine (default: all)
+#               reference_engine trace (default: all)
 #
 # Prints, per harness, the inputs it ran and whether it crashed, and writes the same table to
 # build-fuzz/fuzz-work/summary.txt. Exit status 1 when a harness found something: its input is in
@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(golden_case scenario arch_config validation descriptor_codec driver_descriptor reference_engine)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(golden_case scenario arch_config validation descriptor_codec driver_descriptor reference_engine trace)
 [ -n "$seconds" ] || { [ "$mode" = nightly ] && seconds=600 || seconds=18; }
 cores=$(nproc)
 [ "$jobs" -le "$cores" ] || jobs=$cores

@@ -77,7 +77,7 @@ expect_error 2 "--arch and --arch-set need --engine tlm" random --seed 1 --count
   fail "random --arch-set: $(cat "$work/out")"
 
 # ---- one error style; unknown options and missing values ----
-for cmd in check run bench regress regress-merge sweep random "coverage report" "coverage merge" regress-selftest; do
+for cmd in check run bench regress regress-merge sweep random "coverage report" "coverage merge" "trace export" regress-selftest; do
   # shellcheck disable=SC2086
   expect_error 2 "unknown" $cmd --no-such-option
 done
@@ -88,6 +88,8 @@ expect_error 2 "no golden cases (*.yaml) under the folders given" check "$work/n
 expect_error 2 "unknown command 'nope'" nope
 expect_error 2 "no command 'nope'" help nope
 expect_error 2 "unknown coverage command 'mrege'" coverage mrege a.json
+expect_error 2 "unknown trace command 'import'" trace import "$scenario"
+expect_error 2 "no output given (-o OUT.jsonl)" trace export "$scenario"
 
 # ---- --version ----
 want=$(sed -n 's/^project(tma_tlm VERSION \([0-9.]*\) .*/\1/p' "$root/CMakeLists.txt")
@@ -96,7 +98,7 @@ want=$(sed -n 's/^project(tma_tlm VERSION \([0-9.]*\) .*/\1/p' "$root/CMakeLists
 
 # ---- help: every command and subcommand; usage lines list every option of the help text ----
 "$sim" help >"$work/main" || fail "tma-sim help exited $?"
-for cmd in check run bench regress regress-merge sweep random coverage "coverage merge" "coverage report" regress-selftest; do
+for cmd in check run bench regress regress-merge sweep random coverage "coverage merge" "coverage report" trace "trace export" regress-selftest; do
   # shellcheck disable=SC2086
   "$sim" $cmd --help >"$work/a" 2>&1 || fail "tma-sim $cmd --help exited $?"
   # shellcheck disable=SC2086
