@@ -200,7 +200,8 @@ def main():
             one[r["prefetch"]] = (float(r["median_cycles"]), s["latency_p50"])
     for r, s in zip(ds, dpreds):  # the cache's steps: the cost over K = 1
         if r["K"] != "1" and r["prefetch"] in one:
-            fam("descriptor: cost over K = 1, prefetch %s" % r["prefetch"], "cycles", True).add(
+            fam("descriptor: cost over K = 1, prefetch %s (FITTED: h100.yaml's cache is set from it)" % r["prefetch"],
+                "cycles", True).add(
                 "K=%s" % r["K"], float(r["median_cycles"]) - one[r["prefetch"]][0], s["latency_p50"] - one[r["prefetch"]][1])
     gm = []
     if not a.skip_gemm:
