@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "cli_args.h"
+#include "paths.h"
 #include "yaml_reader.h"
 
 namespace tma {
@@ -203,6 +204,13 @@ std::vector<std::pair<std::string, std::string>> arch_fields(const ArchConfig& a
     out.emplace_back(f.path, buf);
   }
   return out;
+}
+
+ArchConfig load_arch_for_command(const std::string& path, const std::string& fallback,
+                                 const std::vector<std::string>& overrides) {
+  ArchConfig arch = load_arch_config(resolve_project_path(path.empty() ? fallback : path));
+  apply_arch_overrides(arch, overrides);
+  return arch;
 }
 
 }  // namespace tma

@@ -104,8 +104,7 @@ int bench(int argc, char** argv) {
   try {
     const Scenario s = load_scenario(resolve_project_path(scenario_path), sets);
     if (s.workload.kind != WorkloadKind::stream) throw std::runtime_error("bench needs a stream scenario");
-    ArchConfig arch = load_arch_config(resolve_project_path(arch_path.empty() ? s.arch : arch_path));
-    apply_arch_overrides(arch, arch_sets);
+    const ArchConfig arch = load_arch_for_command(arch_path, s.arch, arch_sets);
     for (const std::string& w : scenario_warnings(s, arch)) print_warning(w);
     std::printf("tma-sim bench: %s (%s) on %s\n", s.name.c_str(), s.description.c_str(), arch.name.c_str());
     const RefResult ref = bench_reference(s, arch);

@@ -69,8 +69,7 @@ int check(int argc, char** argv) {
   ArchConfig arch;
   if (engine == "tlm") {
     try {
-      arch = load_arch_config(resolve_project_path(arch_path.empty() ? "configs/arch/h100.yaml" : arch_path));
-      apply_arch_overrides(arch, arch_sets);
+      arch = load_arch_for_command(arch_path, kDefaultArchFile, arch_sets);
     } catch (const std::exception& e) {
       print_error(e.what());
       return 2;

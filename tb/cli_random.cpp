@@ -21,7 +21,6 @@ namespace tma::cli {
 
 namespace {
 
-const char* kDefaultArch = "configs/arch/h100.yaml";
 // As a regression file's random generators (docs/regressions.md).
 constexpr uint64_t kMaxCount = 1000000000ull, kMaxStart = 1000000000000ull;
 
@@ -98,8 +97,7 @@ int random(int argc, char** argv) {
   ArchConfig arch;
   if (engine == "tlm") {
     try {
-      arch = load_arch_config(resolve_project_path(arch_path.empty() ? kDefaultArch : arch_path));
-      apply_arch_overrides(arch, arch_sets);
+      arch = load_arch_for_command(arch_path, kDefaultArchFile, arch_sets);
     } catch (const std::exception& e) {
       print_error(e.what());
       return 2;

@@ -84,8 +84,7 @@ int run(int argc, char** argv) {
     const bool replay = is_trace_path(path);
     if (replay) trace = load_trace(path, sets);
     const Scenario s = replay ? trace.scenario : load_scenario(path, sets);
-    ArchConfig arch = load_arch_config(resolve_project_path(arch_path.empty() ? s.arch : arch_path));
-    apply_arch_overrides(arch, arch_sets);
+    const ArchConfig arch = load_arch_for_command(arch_path, s.arch, arch_sets);
     for (const std::string& w : scenario_warnings(s, arch)) print_warning(w);
     opt.scenario_overrides = sets;
     opt.arch_overrides = arch_sets;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "arch_config_yaml.h"
 #include "descriptor_validation.h"
 #include "paths.h"
 #include "yaml_reader.h"
@@ -27,7 +28,6 @@ const char* to_string(L2State s) {
 namespace {
 
 constexpr uint64_t kDescriptorRegion = 0x7F0000000000ull;
-constexpr const char* kDefaultArch = "configs/arch/h100.yaml";
 
 std::vector<uint64_t> dense_strides(const ScenarioTensor& t) {
   std::vector<uint64_t> s;
@@ -545,7 +545,7 @@ static Scenario read_scenario(const YamlField& root, const std::string& path, bo
   if (fill != "word_hash" && fill != "zero") throw root["memory_fill"].error("expected word_hash or zero");
   s.memory_fill = fill == "zero" ? MemoryFill::zero : MemoryFill::word_hash;
   // Relative to the scenario's folder, then the project's (configs/arch/h100.yaml by default).
-  s.arch = root["arch"].present() ? existing_yaml_path(root["arch"]) : resolve_project_path(kDefaultArch);
+  s.arch = root["arch"].present() ? existing_yaml_path(root["arch"]) : resolve_project_path(kDefaultArchFile);
   s.l2_state = root["l2_state"].as_enum_or(L2State::clean, parse_l2_state, "clean, dirty, warm");
   if (!root["l2_warm"].is_null()) {  // the older spelling of l2_state: warm
     if (!root["l2_state"].is_null()) throw root["l2_warm"].error("give l2_state or l2_warm, not both");
