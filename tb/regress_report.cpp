@@ -604,8 +604,11 @@ void print_summary(std::FILE* out, const Report& r, const std::string& out_dir) 
   const Counts c = count(r);
   for (const ReportEntry& e : r.entries) {
     if (!e.result || !is_failure(e.result->status)) continue;
+    // The job's own first failing line, numbers and names as it wrote them; the signature that
+    // buckets it (digits as #) is for the grouping below.
+    const std::string& line = e.result->first_line.empty() ? e.result->signature : e.result->first_line;
     std::fprintf(out, "FAILED %s (%s): %s\n  replay: %s\n", e.job.id.c_str(), status_name(e.result->status),
-                 e.result->signature.c_str(), replay_of(e).c_str());
+                 line.c_str(), replay_of(e).c_str());
   }
   const std::vector<Group> gs = groups(r);
   if (!gs.empty()) {

@@ -89,6 +89,9 @@ grep -qF "FAIL fail_1 (fail): selftest: case 17 at 0x7f3a10: smem byte 4096: exp
   fail "progress line of fail_1: $(grep 'FAIL fail_1' "$work/err.txt")"
 grep -qF "FAIL bad_input (error): $work/badcase/bad.yaml:1: field 'colour'" "$work/err.txt" ||
   fail "progress line of bad_input: $(grep 'FAIL bad_input' "$work/err.txt")"
+# And so does the end-of-run list of failures (stdout); the signatures only group them.
+grep -qF "FAILED fail_1 (fail): selftest: case 17 at 0x7f3a10: smem byte 4096: expected 0x12, got 0x34" "$work/out.txt" ||
+  fail "end-of-run line of fail_1: $(grep 'FAILED fail_1' "$work/out.txt")"
 # Every replay command reproduces its job's outcome.
 replay() { grep -A1 "^FAILED $1 " "$work/out.txt" | sed -n 's/^  replay: //p'; }
 set +e
