@@ -40,6 +40,8 @@ def parse_chunk(text):
 
 
 def build(members, prog, bytes_of):
+    if "ncu/%s_points.csv" % prog not in members:
+        return []  # this archive has no run of that program
     points = list(csv.DictReader(io.StringIO(members["ncu/%s_points.csv" % prog])))
     rows = []
     for name, text in sorted(members.items()):

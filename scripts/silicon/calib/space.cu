@@ -45,6 +45,7 @@ struct SpPoint {
   int stages = 4;
   int cps = 1;  // CTAs per SM
   L2State state = L2State::clean;
+  int grid_ctas = 0;  // 0: SMs x cps; else this many CTAs (group load: the DRAM less busy)
   int swizzle() const { return inner >= 256 || inner < 32 ? 0 : inner; }
   unsigned tile_bytes() const { return (unsigned)(inner * rows); }
   size_t tensor_bytes() const { return (size_t)size_mb << 20; }
@@ -100,6 +101,15 @@ std::vector<SpPoint> make_points() {
     for (int inner : {32, 128})
       for (bool col : {false, true})
         for (int l2 : {0, 256}) add("pitch", 256, inner, inner == 32 ? 256 : 64, l2, col, 4, 1, L2State::clean, rb);
+  // load (appended last, so that the points above keep their numbers): tall 32 B tiles with 2
+  // CTAs per SM's shared memory but fewer CTAs in all, to see whether promotion's second reads
+  // of promoted sectors (space_traffic.csv) follow how busy the DRAM is
+  for (int ctas : {33, 66, 132, 264})
+    for (bool col : {false, true})
+      for (int l2 : {0, 128, 256}) {
+        add("load", 256, 32, 256, l2, col, 4, 2, L2State::clean);
+        v.back().grid_ctas = ctas;
+      }
   return v;
 }
 
@@ -109,7 +119,7 @@ std::vector<size_t> traffic_points(const std::vector<SpPoint>& pts) {
   std::vector<size_t> t;
   for (size_t i = 0; i < pts.size(); ++i) {
     const SpPoint& p = pts[i];
-    if (p.group == "state" || (p.group == "tall" && p.cps == 2 && p.state == L2State::clean) ||
+    if (p.group == "state" || p.group == "load" || (p.group == "tall" && p.cps == 2 && p.state == L2State::clean) ||
         (p.group == "grid" && p.inner >= 32 && p.inner <= 128 && (p.rows == 64 || p.rows == 256)))
       t.push_back(i);
   }
@@ -276,7 +286,7 @@ Prepared prepare(const SpPoint& p) {
   const size_t need = (size_t)p.stages * a.stage_stride + 1024;
   q.smem = smem_for_occupancy(need, p.cps, S.dev);
   if (q.smem > (size_t)S.max_smem) throw PointSkip("shared memory: need " + I((long long)q.smem));
-  q.grid = (unsigned)(S.dev.sms * p.cps);
+  q.grid = p.grid_ctas ? (unsigned)p.grid_ctas : (unsigned)(S.dev.sms * p.cps);
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&q.occupancy, sp_stream, 64, q.smem));
   return q;
 }
