@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns run_space.sh's raw ncu output (space_ncu.tgz) into space_traffic.csv and gemm_traffic.csv:
+"""Turns run_space.sh's or run_workloads.sh's raw ncu output (space_ncu.tgz, workloads_ncu.tgz) into *_traffic.csv:
 one row per traffic point, its parameters (from the program's --list-traffic), each metric in base
 units, and ratios per requested byte.
 
@@ -83,14 +83,49 @@ def gemm_bytes(r):
     return (M // BM) * (N // BN) * (K // BK) * (BM + BN) * BK * 2
 
 
+def workload_bytes(r):
+    """Bytes a workloads.cu point loads and stores: per item Q once, K and V per KV block, O once."""
+    g = {k: int(r[k]) for k in ("batch", "heads", "seq_q", "seq_kv", "head_dim", "block_m", "block_n",
+                                "q_heads_per_box", "causal", "split_kv")}
+    o_elem = 4 if r["kind"] == "decode" else 2
+    m_blocks = -(-g["seq_q"] // g["block_m"])
+    kv_blocks = -(-g["seq_kv"] // g["block_n"])
+    per_split = -(-kv_blocks // g["split_kv"])
+    items = g["batch"] * (g["heads"] // g["q_heads_per_box"]) * g["split_kv"] * m_blocks
+    total = 0
+    for i in range(items):
+        m = i % m_blocks
+        if g["causal"]:
+            m = m_blocks - 1 - m
+        sp = (i // m_blocks) % g["split_kv"]
+        end = kv_blocks
+        if g["causal"]:
+            last = min(g["seq_kv"], (m + 1) * g["block_m"] + g["seq_kv"] - g["seq_q"])
+            end = min(end, -(-last // g["block_n"]))
+        first = min(sp * per_split, end)
+        end = min(first + per_split, end)
+        if end <= first:
+            continue
+        q_tile = g["head_dim"] * g["block_m"] * g["q_heads_per_box"]
+        total += (end - first) * 2 * g["head_dim"] * g["block_n"] * 2 + q_tile * 2 + q_tile * o_elem
+    return total
+
+
+def coalesce_bytes(r):
+    return 2 * int(r["pairs"]) * int(r["tiles_per_cta"]) * 128 * 64
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tgz", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--space-out", default="space_traffic.csv", help="file name for space.cu's rows")
     a = ap.parse_args()
     with tarfile.open(a.tgz) as t:
         members = {m.name: t.extractfile(m).read().decode() for m in t.getmembers() if m.isfile() and m.name.startswith("ncu/")}
-    for prog, fn, name in (("space", space_bytes, "space_traffic.csv"), ("gemm", gemm_bytes, "gemm_traffic.csv")):
+    for prog, fn, name in (("space", space_bytes, a.space_out), ("gemm", gemm_bytes, "gemm_traffic.csv"),
+                           ("workloads", workload_bytes, "workloads_traffic.csv"),
+                           ("coalesce", coalesce_bytes, "coalesce_traffic.csv")):
         rows = build(members, prog, fn)
         if not rows:
             print("%s: no traffic rows" % prog, file=sys.stderr)

@@ -110,6 +110,15 @@ std::vector<SpPoint> make_points() {
         add("load", 256, 32, 256, l2, col, 4, 2, L2State::clean);
         v.back().grid_ctas = ctas;
       }
+  // inflight (appended after load): the same tiles with 2 and 8 stages at 66, 132 and 264 CTAs,
+  // to tell whether the second reads follow the tiles in flight (CTAs x stages) or the CTAs
+  for (int ctas : {66, 132, 264})
+    for (int st : {2, 8})
+      for (bool col : {false, true})
+        for (int l2 : {0, 128}) {
+          add("inflight", 256, 32, 256, l2, col, st, 2, L2State::clean);
+          v.back().grid_ctas = ctas;
+        }
   return v;
 }
 
@@ -119,7 +128,7 @@ std::vector<size_t> traffic_points(const std::vector<SpPoint>& pts) {
   std::vector<size_t> t;
   for (size_t i = 0; i < pts.size(); ++i) {
     const SpPoint& p = pts[i];
-    if (p.group == "state" || p.group == "load" || (p.group == "tall" && p.cps == 2 && p.state == L2State::clean) ||
+    if (p.group == "state" || p.group == "load" || p.group == "inflight" || (p.group == "tall" && p.cps == 2 && p.state == L2State::clean) ||
         (p.group == "grid" && p.inner >= 32 && p.inner <= 128 && (p.rows == 64 || p.rows == 256)))
       t.push_back(i);
   }

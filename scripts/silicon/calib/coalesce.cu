@@ -1,0 +1,293 @@
+// coalesce.csv: when do two SMs' TMA loads of the same tile reach the L2 once? (the model's GPC
+// read coalescer, docs/calibration.md: silicon merges 11-55% of a GEMM's loads before the L2,
+// depending on raster and compute, and 50% of the multicast kernel's plain clusters.)
+//
+// Pairs of CTAs stream the same sequence of 8 KB tiles (128 B x 64 rows, no swizzle, 4 stages,
+// one issuing thread, a consumer that only releases the stage); the pair's second CTA starts
+// `delay_ns` after its first (each spins from its own start: first-wave CTAs start within ~100 ns
+// of each other), so the two streams run the same tiles that far apart. Placement: `cluster` (the
+// pair is a 2-CTA cluster: one GPC), `apart` (CTAs p and p + pairs: no cluster, usually other
+// GPCs). Source: `l2` (each pair loops over its own 128 KB, warm in the L2), `dram` (each pair
+// streams its own 4 MB once, L2 clean before). `shared` 0 gives each CTA its own tiles (nothing to
+// merge). ncu tells how many of the loads' sectors reach the L2: lts TEX sectors per requested
+// 32 bytes < 1 means merged on the way.
+//
+// Build: nvcc -O2 -std=c++17 -arch=sm_90a coalesce.cu -o coalesce -lcuda
+#include "calib_common.cuh"
+
+using namespace calib;
+
+namespace {
+
+constexpr int kStages = 4;
+constexpr unsigned kTileRows = 64, kTileBytes = 128 * kTileRows;
+constexpr size_t kScrubBytes = 256ull << 20;
+constexpr size_t kRegionMax = 1ull << 30;
+
+struct CoPoint {
+  std::string placement = "cluster";  // cluster | apart
+  std::string source = "l2";          // l2 | dram
+  int pairs = 8;
+  int delay_ns = 0;
+  int shared = 1;
+  int tiles = 512;  // per CTA
+};
+
+std::vector<CoPoint> make_points() {
+  std::vector<CoPoint> v;
+  for (const char* src : {"l2", "dram"})
+    for (const char* pl : {"cluster", "apart"})
+      for (int pairs : {8, 66}) {
+        for (int d : {0, 250, 500, 1000, 2000, 4000, 8000}) {
+          CoPoint p;
+          p.placement = pl;
+          p.source = src;
+          p.pairs = pairs;
+          p.delay_ns = d;
+          v.push_back(p);
+        }
+        CoPoint p;  // nothing shared: the baseline
+        p.placement = pl;
+        p.source = src;
+        p.pairs = pairs;
+        p.shared = 0;
+        v.push_back(p);
+      }
+  return v;
+}
+
+struct Span {
+  unsigned long long start, end;
+};
+struct CoArgs {
+  int pairs, cluster, delay_ns, shared, tiles, region_tiles;  // region_tiles: a pair's tiles before wrapping
+  int rows_total;
+  unsigned long long timeout_cycles;
+  unsigned* sink;
+  unsigned* err;
+  Span* span;
+};
+
+__device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ __align__(8) unsigned long long full[kStages], empty[kStages];
+  const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  int pair, rank;
+  if (a.cluster) {
+    pair = (int)cluster_id_x();
+    rank = (int)cluster_ctarank();
+  } else {
+    pair = blockIdx.x % a.pairs;
+    rank = blockIdx.x / a.pairs;
+  }
+  // each CTA's tiles: its pair's region (shared) or its own
+  const int region = a.shared ? pair : pair * 2 + rank;
+  const unsigned long long t_start = globaltimer();
+  if (threadIdx.x == 0) {
+    atomicMin(&a.span->start, t_start);
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(smem_u32(&full[s]), 1);
+      mbar_init(smem_u32(&empty[s]), 1);
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    if (rank == 1 && a.delay_ns) spin_ns((unsigned long long)a.delay_ns);
+    int s = 0;
+    unsigned k = 0;
+    for (int t = 0; t < a.tiles; ++t) {
+      if (t >= kStages && !mbar_wait(smem_u32(&empty[s]), (k - 1) & 1, a.timeout_cycles)) {
+        atomicAdd(a.err, 1u);
+        return;
+      }
+      const int row = (region * a.region_tiles + t % a.region_tiles) * (int)kTileRows;
+      mbar_arrive_expect(smem_u32(&full[s]), kTileBytes);
+      tma_load_2d(base + s * kTileBytes, map, 0, row, smem_u32(&full[s]));
+      if (++s == kStages) {
+        s = 0;
+        ++k;
+      }
+    }
+  } else if (threadIdx.x == 32) {
+    int s = 0;
+    unsigned k = 0;
+    for (int t = 0; t < a.tiles; ++t) {
+      if (!mbar_wait(smem_u32(&full[s]), k & 1, a.timeout_cycles)) {
+        atomicAdd(a.err, 1u);
+        return;
+      }
+      mbar_arrive(smem_u32(&empty[s]));
+      if (++s == kStages) {
+        s = 0;
+        ++k;
+      }
+    }
+    atomicMax(&a.span->end, globaltimer());
+  }
+  if (a.cluster) cluster_sync();  // a cluster's CTAs leave together (its smem stays valid)
+}
+
+__global__ void __launch_bounds__(64) co_cluster(const __grid_constant__ CUtensorMap map, CoArgs a) { body(&map, a); }
+__global__ void __launch_bounds__(64) co_apart(const __grid_constant__ CUtensorMap map, CoArgs a) { body(&map, a); }
+
+struct State {
+  DevInfo dev;
+  std::vector<CoPoint> pts;
+  unsigned char* data = nullptr;
+  unsigned char* scrub = nullptr;
+  unsigned* sink = nullptr;
+  unsigned* err = nullptr;
+  Span* span = nullptr;
+};
+State S;
+
+std::vector<std::string> params_of(const CoPoint& p) {
+  return {p.placement, p.source, I(p.pairs), I(p.delay_ns), I(p.shared), I(p.tiles)};
+}
+const std::vector<std::string> kParamCols = {"placement", "source", "pairs", "delay_ns", "shared", "tiles_per_cta"};
+
+void alloc() {
+  CK(cudaMalloc(&S.data, kRegionMax));
+  CK(cudaMemset(S.data, 0x5a, kRegionMax));
+  CK(cudaMalloc(&S.scrub, kScrubBytes));
+  CK(cudaMemset(S.scrub, 0x11, kScrubBytes));
+  CK(cudaMalloc(&S.sink, 4096 * sizeof(unsigned)));
+  CK(cudaMalloc(&S.err, sizeof(unsigned)));
+  CK(cudaMalloc(&S.span, sizeof(Span)));
+  set_max_dyn_smem(co_cluster, S.dev);
+  set_max_dyn_smem(co_apart, S.dev);
+}
+
+// One CTA per SM: more than half the SM's shared memory (two CTAs of a pair never share an SM).
+size_t smem_bytes() { return smem_for_occupancy(kStages * kTileBytes + 1024, 1, S.dev); }
+
+struct Prepared {
+  CUtensorMap map;
+  CoArgs args;
+  double bytes;
+};
+
+Prepared prepare(const CoPoint& p) {
+  alignas(64) Prepared q;
+  const unsigned long long rows = kRegionMax / 128;
+  encode_2d(&q.map, dtype_of("u8"), S.data, 128, rows, 128, kTileRows, 0, 0);
+  CoArgs& a = q.args;
+  a = CoArgs();
+  a.pairs = p.pairs;
+  a.cluster = p.placement == "cluster";
+  a.delay_ns = p.delay_ns;
+  a.shared = p.shared;
+  a.tiles = p.tiles;
+  // l2: 16 tiles (128 KB) a region, looped; dram: every tile once (4 MB a region)
+  a.region_tiles = p.source == "l2" ? 16 : p.tiles;
+  a.timeout_cycles = kWaitLong;
+  a.sink = S.sink;
+  a.err = S.err;
+  a.span = S.span;
+  if ((size_t)2 * p.pairs * a.region_tiles * kTileBytes > kRegionMax) throw PointSkip("region too large");
+  q.bytes = 2.0 * p.pairs * p.tiles * kTileBytes;
+  return q;
+}
+
+void launch(const CoPoint& p, const Prepared& q) {
+  const size_t smem = smem_bytes();
+  const Span init = {~0ull, 0ull};
+  CK(cudaMemcpy(S.span, &init, sizeof(init), cudaMemcpyHostToDevice));
+  if (p.placement == "cluster")
+    launch_cluster(co_cluster, 2 * p.pairs, 64, smem, 2, 0, q.map, q.args);
+  else
+    co_apart<<<2 * p.pairs, 64, smem>>>(q.map, q.args);
+  CK(cudaGetLastError());
+}
+
+// The L2 state a point asks for: clean (unrelated reads), then for `l2` its regions read once.
+void prepare_l2(const CoPoint& p, const Prepared& q) {
+  touch_kernel<<<S.dev.sms * 4, 256>>>(reinterpret_cast<const uint4*>(S.scrub), kScrubBytes / 16, S.sink);
+  CK(cudaGetLastError());
+  if (p.source == "l2") {
+    const size_t bytes = (size_t)2 * p.pairs * q.args.region_tiles * kTileBytes;
+    touch_kernel<<<S.dev.sms * 4, 256>>>(reinterpret_cast<const uint4*>(S.data), bytes / 16, S.sink);
+    CK(cudaGetLastError());
+  }
+}
+
+Result measure(size_t idx, int reps) {
+  const CoPoint& p = S.pts[idx];
+  Prepared q = prepare(p);
+  CK(cudaMemset(S.err, 0, sizeof(unsigned)));
+  std::vector<double> span_us;
+  for (int r = 0; r < reps; ++r) {
+    prepare_l2(p, q);
+    launch(p, q);
+    CK(cudaDeviceSynchronize());
+    Span sp;
+    CK(cudaMemcpy(&sp, S.span, sizeof(sp), cudaMemcpyDeviceToHost));
+    span_us.push_back((double)(sp.end - sp.start) / 1000.0);
+  }
+  unsigned err = 0;
+  CK(cudaMemcpy(&err, S.err, sizeof(err), cudaMemcpyDeviceToHost));
+  Result res;
+  res.values = {F(q.bytes, 0), F(median(span_us), 2), F(vmin(span_us), 2), F(q.bytes / median(span_us) / 1e3, 1), I(reps)};
+  if (err) res.status = "timeout(" + I(err) + ")";
+  return res;
+}
+
+int traffic_mode(int argc, char** argv) {
+  if (arg_flag(argc, argv, "--list-traffic")) {
+    printf("tpoint,point");
+    for (auto& c : kParamCols) printf(",%s", c.c_str());
+    printf("\n");
+    for (size_t i = 0; i < S.pts.size(); ++i) {
+      printf("%zu,%zu", i, i);
+      for (auto& v : params_of(S.pts[i])) printf(",%s", v.c_str());
+      printf("\n");
+    }
+    return 0;
+  }
+  if (!arg_flag(argc, argv, "--traffic-all")) return -1;
+  const char* from_s = arg_value(argc, argv, "--from");
+  const char* to_s = arg_value(argc, argv, "--to");
+  const size_t from = from_s ? strtoull(from_s, nullptr, 10) : 0;
+  const size_t to = to_s ? strtoull(to_s, nullptr, 10) : ~(size_t)0;
+  try {
+    CK(cudaSetDevice(0));
+    S.dev = dev_info();
+    alloc();
+    for (size_t i = from; i < S.pts.size() && i < to; ++i) {
+      Prepared q = prepare(S.pts[i]);
+      CK(cudaMemset(S.err, 0, sizeof(unsigned)));
+      prepare_l2(S.pts[i], q);
+      launch(S.pts[i], q);
+      CK(cudaDeviceSynchronize());
+      unsigned err = 0;
+      CK(cudaMemcpy(&err, S.err, sizeof(err), cudaMemcpyDeviceToHost));
+      printf("traffic %zu point %zu err %u\n", i, i, err);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    fprintf(stderr, "traffic: %s\n", e.what());
+    return 3;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  S.pts = make_points();
+  Family fam;
+  fam.name = "coalesce";
+  fam.param_cols = kParamCols;
+  fam.result_cols = {"bytes", "span_us", "span_us_min", "span_gbps", "reps"};
+  for (auto& p : S.pts) fam.points.push_back(params_of(p));
+  fam.default_reps = 5;
+  fam.extra = traffic_mode;
+  fam.setup = [](int) {
+    S.dev = dev_info();
+    alloc();
+    warmup_kernel<<<S.dev.sms, 128>>>(50000000ull, S.sink);
+    CK(cudaDeviceSynchronize());
+  };
+  fam.measure = measure;
+  return run_points(fam, argc, argv);
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Silicon for the workload table and the L2 mechanisms (workloads.cu, coalesce.cu, space.cu's
+# group inflight): builds the programs, runs every point (a program that faults is restarted at
+# the next point), profiles each with ncu, and leaves in OUTDIR:
+#   workloads.csv           FlashAttention-3-style forward and split-KV decode loops, timed
+#   coalesce.csv            pairs of CTAs loading the same tiles a set time apart, timed
+#   space_inflight.csv      space.cu's points from 704 on (group inflight), timed
+#   placement.csv           the SM (%smid) of every CTA of plain and cluster launches (placement.cu)
+#   workloads_ncu.tgz       raw ncu CSVs (workloads_tNNN.csv, coalesce_tNNN.csv, space_tNNN.csv),
+#                           the traffic point lists and the logs; ncu_space.py turns them into
+#                           *_traffic.csv
+#   workloads_conditions.yaml  GPU, clocks, versions, timings of each step
+#
+# usage: bash scripts/silicon/calib/run_workloads.sh OUTDIR [BUDGET_S]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+[ $# -ge 1 ] || { echo "usage: $0 OUTDIR [BUDGET_S]" >&2; exit 2; }
+mkdir -p "$1" || exit 2
+out=$(cd "$1" && pwd)
+budget=${2:-420}
+work=$(mktemp -d "${TMPDIR:-/tmp}/tma_workloads.XXXXXX")
+mkdir -p "$work/bin" "$work/ncu" "$work/logs"
+say() { echo "[$(date -u +%H:%M:%S) +${SECONDS}s] $*" | tee -a "$work/logs/run.log"; }
+left() { echo $((budget - SECONDS)); }
+
+for p in workloads coalesce space placement devinfo; do
+  (nvcc -O2 -std=c++17 -arch=sm_90a -o "$work/bin/$p" "$here/$p.cu" -lcuda >"$work/logs/build_$p.log" 2>&1 ||
+    echo "build of $p failed" >>"$work/logs/build_failed") &
+done
+wait
+[ -f "$work/logs/build_failed" ] && { cat "$work/logs/build_failed" "$work/logs"/build_*.log >&2; exit 1; }
+say "built"
+
+# One family from point `first` on, restarted after a fault at the point after it, within `cap` s.
+run_family() {
+  local prog=$1 cap=$2 csv=$3 start=$4 n rc t0=$SECONDS
+  n=$("$work/bin/$prog" --count)
+  rm -f "$csv"
+  while [ "$start" -lt "$n" ] && [ $((SECONDS - t0)) -lt "$cap" ] && [ "$(left)" -gt 30 ]; do
+    timeout -k 5 $((cap - (SECONDS - t0))) "$work/bin/$prog" --out "$csv" --start "$start" \
+      --next "$work/next_$prog" 2>>"$work/logs/$prog.err"
+    rc=$?
+    local next
+    next=$(cat "$work/next_$prog" 2>/dev/null || echo "$n")
+    if [ "$rc" -ne 0 ] && [ "$next" -lt "$n" ]; then
+      if [ "$rc" -ne 3 ]; then
+        "$work/bin/$prog" --out "$csv" --mark-fault "$next" --status "fault:rc$rc" 2>/dev/null
+        next=$((next + 1))
+      fi
+      say "$prog: rc $rc, restarting at point $next"
+    fi
+    [ "$rc" -eq 0 ] && break
+    start=$next
+  done
+  say "$prog: $(($(wc -l <"$csv") - 1)) rows from point $4 of $n in $((SECONDS - t0)) s"
+}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw \
+  --format=csv >"$work/logs/smi_before.csv" 2>&1
+timeout 60 "$work/bin/placement" >"$out/placement.csv" 2>>"$work/logs/placement.err"
+say "placement: rc $?, $(wc -l <"$out/placement.csv") lines"
+run_family workloads 90 "$out/workloads.csv" 0
+run_family coalesce 60 "$out/coalesce.csv" 0
+run_family space 60 "$out/space_inflight.csv" 704
+
+ncu_bin=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+metrics=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum,lts__t_requests_srcunit_tex_op_read.sum,gpu__time_duration.sum
+profile() {  # prog kernel chunk [from to]
+  local prog=$1 kernel=$2 chunk=$3 i n
+  "$work/bin/$prog" --list-traffic >"$work/ncu/${prog}_points.csv"
+  n=$(($(wc -l <"$work/ncu/${prog}_points.csv") - 1))
+  local lo=${4:-0} hi=${5:-$n}
+  for ((i = lo; i < hi; i += chunk)); do
+    if [ "$(left)" -lt 40 ]; then say "$prog ncu: out of time at traffic point $i"; break; fi
+    local to=$((i + chunk < hi ? i + chunk : hi))
+    timeout -k 5 $(($(left) - 20)) "$ncu_bin" --replay-mode application --cache-control none --clock-control none \
+      --metrics "$metrics" --csv --print-units base --kernel-name "regex:$kernel" \
+      "$work/bin/$prog" --traffic-all --from "$i" --to "$to" \
+      >"$work/ncu/${prog}_t$(printf %03d "$i").csv" 2>"$work/ncu/${prog}_t$(printf %03d "$i").err"
+    say "$prog ncu chunk $i-$to: rc $?"
+  done
+}
+if [ -n "$ncu_bin" ]; then
+  profile workloads wl_loop 22
+  profile coalesce "co_" 32
+  profile space sp_stream 24 320 344
+else
+  say "ncu not found"
+fi
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw \
+  --format=csv >"$work/logs/smi_after.csv" 2>&1
+{
+  echo "# conditions of workloads.csv, coalesce.csv, space_inflight.csv (scripts/silicon/calib/run_workloads.sh)"
+  echo "date_end_utc: \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
+  echo "wall_seconds: $SECONDS"
+  echo "cuda_version_nvcc: \"$(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*, V[0-9.]*' | head -1)\""
+  echo "ncu_version: \"$("$ncu_bin" --version 2>/dev/null | tail -1)\""
+  echo "device:"
+  "$work/bin/devinfo" 2>/dev/null | sed 's/^/  /'
+  echo "nvidia_smi_before: |"
+  sed 's/^/  /' "$work/logs/smi_before.csv"
+  echo "nvidia_smi_after: |"
+  sed 's/^/  /' "$work/logs/smi_after.csv"
+  echo "log: |"
+  sed 's/^/  /' "$work/logs/run.log"
+} >"$out/workloads_conditions.yaml"
+cp "$work/logs"/*.err "$work/ncu/" 2>/dev/null
+tar czf "$out/workloads_ncu.tgz" -C "$work" ncu logs
+say "done"
