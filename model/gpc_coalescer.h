@@ -1,5 +1,6 @@
-// A GPC's read coalescer: reads of the same sectors by SMs of one GPC that reach it within a short
-// window are served once by the L2, and the GPC copies the data to each SM. Silicon: CTAs of a
+// A GPC's read coalescer: a read of sectors that another SM of the GPC has asked for and whose data
+// is not back yet (in flight) is served by that read, once by the L2, and the GPC copies the data
+// to each SM. Silicon: CTAs of a
 // cluster (one GPC) that each load the same 32 KB tile get 14.6-16.6 TB/s delivered from an L2
 // that streams 8.6 TB/s of distinct tiles (tests/calibration/h200/multicast.csv, mode plain).
 // Streams of distinct tiles never share sectors and are unaffected.
@@ -13,13 +14,15 @@ namespace tma {
 
 class GpcCoalescer {
  public:
-  // `sms_per_gpc` consecutive SMs share a coalescer; `window_cycles` 0 turns coalescing off.
+  // `sms_per_gpc` consecutive SMs share a coalescer; `window_cycles` is how far a read reported
+  // before the one recorded may be (simulated SMs run apart) and 0 turns coalescing off.
   GpcCoalescer(uint32_t sms, uint32_t sms_per_gpc, uint32_t window_cycles, uint32_t line_bytes, uint32_t sector_bytes);
 
   bool enabled() const { return window_ > 0; }
   // A read of [address, address + bytes) (within one line) by `sm` reaching the GPC at `cycle`:
-  // if another SM of the GPC read all its sectors within the window, returns true and the cycle
-  // that read's data is back at the GPC (`data_back`).
+  // if another SM of the GPC asked for all its sectors and their data is not back yet (or is
+  // recorded at most the window after `cycle`), returns true and the cycle that read's data is
+  // back at the GPC (`data_back`).
   bool merge(int sm, uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t& data_back) const;
   // Records a read the L2 serves: its sectors, when it reached the GPC, and when its data is back.
   void record(int sm, uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t data_back);

@@ -31,12 +31,27 @@ BOOST_AUTO_TEST_CASE(no_merge_across_gpcs_outside_the_window_for_the_same_sm_or_
   uint64_t back = 0;
   c.record(0, 0x2000, 64, 1000, 1300);
   BOOST_TEST(!c.merge(4, 0x2000, 64, 1000, back));   // SM 4 is in the next GPC
-  BOOST_TEST(!c.merge(1, 0x2000, 64, 1101, back));   // 101 cycles later: outside the window
-  BOOST_TEST(!c.merge(1, 0x2000, 64, 899, back));    // and 101 before
+  BOOST_TEST(!c.merge(1, 0x2000, 64, 1301, back));   // after its data is back: a read of its own
+  BOOST_TEST(!c.merge(1, 0x2000, 64, 899, back));    // 101 before (reported late): outside the window
   BOOST_TEST(!c.merge(0, 0x2000, 64, 1000, back));   // the same SM again is a read of its own
   BOOST_TEST(!c.merge(1, 0x2000, 128, 1000, back));  // two of its four sectors were not read
   BOOST_TEST(!c.merge(1, 0x2040, 64, 1000, back));   // the other two
   BOOST_TEST(!c.merge(1, 0x1FC0, 128, 1000, back));  // across two lines: never merged
+}
+
+// Silicon (tests/calibration/h100/coalesce.csv): the second of two CTAs of a cluster loading the
+// same tiles merges while the first one's data is on its way, however long that takes (from DRAM
+// under load: 1-2 us), and not after it (from the L2: 250 ns apart, no merge).
+BOOST_AUTO_TEST_CASE(a_read_merges_while_the_other_is_in_flight_and_not_after) {
+  GpcCoalescer c = coalescer();
+  uint64_t back = 0;
+  c.record(0, 0x4000, 128, 1000, 3000);             // a miss: data back 2000 cycles later
+  BOOST_TEST(c.merge(1, 0x4000, 128, 2999, back));  // 1999 cycles later, far outside the window
+  BOOST_TEST(back == 3000u);
+  BOOST_TEST(c.merge(2, 0x4000, 128, 3000, back));  // as the data comes back
+  BOOST_TEST(!c.merge(3, 0x4000, 128, 3001, back)); // once it is back: the L2 serves it again
+  c.record(0, 0x5000, 128, 1000, 1250);             // a hit: back in 250 cycles
+  BOOST_TEST(!c.merge(1, 0x5000, 128, 1300, back));
 }
 
 BOOST_AUTO_TEST_CASE(a_window_of_zero_turns_it_off) {
