@@ -1,4 +1,4 @@
-#include "bandwidth_server.h"
+#include "tma/core/bandwidth_server.h"
 
 #include <algorithm>
 #include <cmath>

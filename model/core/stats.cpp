@@ -1,4 +1,4 @@
-#include "stats.h"
+#include "tma/core/stats.h"
 
 #include <systemc>
 

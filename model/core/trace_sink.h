@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "tlm_payloads.h"
+#include "tma/core/tlm_payloads.h"
 
 namespace tma {
 

@@ -1,4 +1,4 @@
-#include "descriptor_codec.h"
+#include "tma/descriptor/descriptor_codec.h"
 
 #include <stdexcept>
 

@@ -1,4 +1,4 @@
-#include "descriptor_validation.h"
+#include "tma/descriptor/descriptor_validation.h"
 
 #include <cstdint>
 #include <string>

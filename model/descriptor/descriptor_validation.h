@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor_map.h"
+#include "tma/descriptor/tensor_map.h"
 
 namespace tma {
 

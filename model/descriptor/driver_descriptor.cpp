@@ -1,8 +1,8 @@
-#include "driver_descriptor.h"
+#include "tma/descriptor/driver_descriptor.h"
 
 #include <stdexcept>
 
-#include "descriptor_codec.h"
+#include "tma/descriptor/descriptor_codec.h"
 
 namespace tma {
 

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "tensor_map.h"
+#include "tma/descriptor/tensor_map.h"
 
 namespace tma {
 

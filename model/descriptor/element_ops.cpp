@@ -1,4 +1,4 @@
-#include "element_ops.h"
+#include "tma/descriptor/element_ops.h"
 
 #include <cmath>
 #include <cstring>

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "tensor_map.h"
-#include "tma_op.h"
+#include "tma/descriptor/tensor_map.h"
+#include "tma/descriptor/tma_op.h"
 
 namespace tma {
 

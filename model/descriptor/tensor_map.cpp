@@ -1,4 +1,4 @@
-#include "tensor_map.h"
+#include "tma/descriptor/tensor_map.h"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "tma_op.h"
+#include "tma/descriptor/tma_op.h"
 
 namespace tma {
 

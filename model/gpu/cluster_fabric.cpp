@@ -1,9 +1,9 @@
-#include "cluster_fabric.h"
+#include "tma/gpu/cluster_fabric.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "tlm_payloads.h"
+#include "tma/core/tlm_payloads.h"
 
 namespace tma {
 

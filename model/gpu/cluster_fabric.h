@@ -15,9 +15,9 @@
 #include <queue>
 #include <vector>
 
-#include "arch_config.h"
-#include "cycle_time.h"
-#include "stats.h"
+#include "tma/core/arch_config.h"
+#include "tma/core/cycle_time.h"
+#include "tma/core/stats.h"
 
 namespace tma {
 

@@ -1,4 +1,4 @@
-#include "gpu_system.h"
+#include "tma/gpu/gpu_system.h"
 
 #include <string>
 

@@ -11,12 +11,12 @@
 #include <memory>
 #include <vector>
 
-#include "arch_config.h"
-#include "cluster_fabric.h"
-#include "dram.h"
-#include "global_memory.h"
-#include "l2_cache.h"
-#include "tma_unit.h"
+#include "tma/core/arch_config.h"
+#include "tma/gpu/cluster_fabric.h"
+#include "tma/memory/dram.h"
+#include "tma/memory/global_memory.h"
+#include "tma/memory/l2_cache.h"
+#include "tma/tma/tma_unit.h"
 
 namespace tma {
 

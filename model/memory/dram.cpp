@@ -1,7 +1,7 @@
-#include "dram.h"
+#include "tma/memory/dram.h"
 
-#include "splitmix64.h"
-#include "tlm_payloads.h"
+#include "tma/core/splitmix64.h"
+#include "tma/core/tlm_payloads.h"
 
 #include <algorithm>
 #include <cmath>

@@ -7,10 +7,10 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "arch_config.h"
-#include "bandwidth_server.h"
-#include "cycle_time.h"
-#include "stats.h"
+#include "tma/core/arch_config.h"
+#include "tma/core/bandwidth_server.h"
+#include "tma/core/cycle_time.h"
+#include "tma/core/stats.h"
 
 #include <vector>
 

@@ -1,4 +1,4 @@
-#include "global_memory.h"
+#include "tma/memory/global_memory.h"
 
 #include <algorithm>
 #include <cstring>

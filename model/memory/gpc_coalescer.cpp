@@ -1,8 +1,8 @@
-#include "gpc_coalescer.h"
+#include "tma/memory/gpc_coalescer.h"
 
 #include <algorithm>
 
-#include "cycle_time.h"
+#include "tma/core/cycle_time.h"
 
 namespace tma {
 

@@ -1,10 +1,10 @@
-#include "l2_cache.h"
+#include "tma/memory/l2_cache.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
-#include "element_ops.h"
+#include "tma/descriptor/element_ops.h"
 
 namespace tma {
 

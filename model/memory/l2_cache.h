@@ -16,13 +16,13 @@
 #include <array>
 #include <vector>
 
-#include "arch_config.h"
-#include "bandwidth_server.h"
-#include "cycle_time.h"
-#include "global_memory.h"
-#include "gpc_coalescer.h"
-#include "stats.h"
-#include "tlm_payloads.h"
+#include "tma/core/arch_config.h"
+#include "tma/core/bandwidth_server.h"
+#include "tma/core/cycle_time.h"
+#include "tma/memory/global_memory.h"
+#include "tma/memory/gpc_coalescer.h"
+#include "tma/core/stats.h"
+#include "tma/core/tlm_payloads.h"
 
 namespace tma {
 

@@ -1,8 +1,8 @@
-#include "address_gen_unit.h"
+#include "tma/tma/address_gen_unit.h"
 
 #include <algorithm>
 
-#include "element_ops.h"
+#include "tma/descriptor/element_ops.h"
 
 namespace tma {
 

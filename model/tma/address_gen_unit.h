@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "arch_config.h"
-#include "cycle_time.h"
-#include "stats.h"
-#include "tensor_map.h"
-#include "tlm_payloads.h"
+#include "tma/core/arch_config.h"
+#include "tma/core/cycle_time.h"
+#include "tma/core/stats.h"
+#include "tma/descriptor/tensor_map.h"
+#include "tma/core/tlm_payloads.h"
 
 namespace tma {
 

@@ -1,9 +1,9 @@
-#include "descriptor_cache.h"
+#include "tma/tma/descriptor_cache.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "tlm_payloads.h"
+#include "tma/core/tlm_payloads.h"
 
 namespace tma {
 

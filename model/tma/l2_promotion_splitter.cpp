@@ -1,4 +1,4 @@
-#include "l2_promotion_splitter.h"
+#include "tma/tma/l2_promotion_splitter.h"
 
 #include <algorithm>
 

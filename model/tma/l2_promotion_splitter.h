@@ -9,11 +9,11 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "arch_config.h"
-#include "cycle_time.h"
-#include "stats.h"
-#include "tlm_payloads.h"
-#include "trace_sink.h"
+#include "tma/core/arch_config.h"
+#include "tma/core/cycle_time.h"
+#include "tma/core/stats.h"
+#include "tma/core/tlm_payloads.h"
+#include "tma/core/trace_sink.h"
 
 namespace tma {
 

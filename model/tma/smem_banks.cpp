@@ -1,4 +1,4 @@
-#include "smem_banks.h"
+#include "tma/tma/smem_banks.h"
 
 #include <algorithm>
 #include <cstring>

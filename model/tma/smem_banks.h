@@ -10,11 +10,11 @@
 
 #include <vector>
 
-#include "arch_config.h"
-#include "bandwidth_server.h"
-#include "cycle_time.h"
-#include "stats.h"
-#include "tlm_payloads.h"
+#include "tma/core/arch_config.h"
+#include "tma/core/bandwidth_server.h"
+#include "tma/core/cycle_time.h"
+#include "tma/core/stats.h"
+#include "tma/core/tlm_payloads.h"
 
 namespace tma {
 

@@ -1,9 +1,9 @@
-#include "swizzle_crossbar.h"
+#include "tma/tma/swizzle_crossbar.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "element_ops.h"
+#include "tma/descriptor/element_ops.h"
 
 namespace tma {
 

@@ -1,8 +1,8 @@
-#include "tma_unit.h"
+#include "tma/tma/tma_unit.h"
 
 #include <algorithm>
 
-#include "descriptor_codec.h"
+#include "tma/descriptor/descriptor_codec.h"
 
 namespace tma {
 

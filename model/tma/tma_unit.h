@@ -18,16 +18,16 @@
 #include <unordered_map>
 #include <vector>
 
-#include "address_gen_unit.h"
-#include "arch_config.h"
-#include "cycle_time.h"
-#include "descriptor_cache.h"
-#include "invariant_log.h"
-#include "l2_promotion_splitter.h"
-#include "smem_banks.h"
-#include "stats.h"
-#include "swizzle_crossbar.h"
-#include "tlm_payloads.h"
+#include "tma/tma/address_gen_unit.h"
+#include "tma/core/arch_config.h"
+#include "tma/core/cycle_time.h"
+#include "tma/tma/descriptor_cache.h"
+#include "tma/core/invariant_log.h"
+#include "tma/tma/l2_promotion_splitter.h"
+#include "tma/tma/smem_banks.h"
+#include "tma/core/stats.h"
+#include "tma/tma/swizzle_crossbar.h"
+#include "tma/core/tlm_payloads.h"
 
 namespace tma {
 

@@ -4,13 +4,13 @@
 #include <string>
 #include <vector>
 
-#include "arch_config_yaml.h"
-#include "cli.h"
-#include "cli_args.h"
-#include "golden_check.h"
-#include "paths.h"
-#include "tlm_replay.h"
-#include "yaml_reader.h"
+#include "tma/config/arch_config_yaml.h"
+#include "tma/cli/cli.h"
+#include "tma/config/cli_args.h"
+#include "tma/golden/golden_check.h"
+#include "tma/config/paths.h"
+#include "tma/golden/tlm_replay.h"
+#include "tma/config/yaml_reader.h"
 
 namespace tma::cli {
 

@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
-#include "cli_args.h"
-#include "coverage.h"
+#include "tma/cli/cli.h"
+#include "tma/config/cli_args.h"
+#include "tma/regress/coverage.h"
 
 namespace tma::cli {
 

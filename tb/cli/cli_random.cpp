@@ -8,14 +8,14 @@
 #include <utility>
 #include <vector>
 
-#include "arch_config_yaml.h"
-#include "cli.h"
-#include "cli_args.h"
-#include "coverage.h"
-#include "golden_check.h"
-#include "paths.h"
-#include "random_cases.h"
-#include "tlm_replay.h"
+#include "tma/config/arch_config_yaml.h"
+#include "tma/cli/cli.h"
+#include "tma/config/cli_args.h"
+#include "tma/regress/coverage.h"
+#include "tma/golden/golden_check.h"
+#include "tma/config/paths.h"
+#include "tma/regress/random_cases.h"
+#include "tma/golden/tlm_replay.h"
 
 namespace tma::cli {
 

@@ -12,12 +12,12 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cli_args.h"
-#include "paths.h"
-#include "regress_plan.h"
-#include "regress_runner.h"
-#include "yaml_reader.h"
+#include "tma/cli/cli.h"
+#include "tma/config/cli_args.h"
+#include "tma/config/paths.h"
+#include "tma/regress/regress_plan.h"
+#include "tma/regress/regress_runner.h"
+#include "tma/config/yaml_reader.h"
 
 namespace tma::cli {
 

@@ -4,15 +4,15 @@
 #include <string>
 #include <vector>
 
-#include "arch_config_yaml.h"
-#include "cli.h"
-#include "cli_args.h"
-#include "paths.h"
-#include "scenario.h"
-#include "scenario_runner.h"
-#include "trace.h"
-#include "workload.h"
-#include "yaml_reader.h"
+#include "tma/config/arch_config_yaml.h"
+#include "tma/cli/cli.h"
+#include "tma/config/cli_args.h"
+#include "tma/config/paths.h"
+#include "tma/scenario/scenario.h"
+#include "tma/scenario/scenario_runner.h"
+#include "tma/scenario/trace.h"
+#include "tma/scenario/workload.h"
+#include "tma/config/yaml_reader.h"
 
 namespace tma::cli {
 

@@ -4,11 +4,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "cli.h"
-#include "cli_args.h"
-#include "paths.h"
-#include "regress_plan.h"
-#include "regress_runner.h"
+#include "tma/cli/cli.h"
+#include "tma/config/cli_args.h"
+#include "tma/config/paths.h"
+#include "tma/regress/regress_plan.h"
+#include "tma/regress/regress_runner.h"
 
 namespace tma::cli {
 

@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "arch_config_yaml.h"
-#include "cli.h"
-#include "cli_args.h"
-#include "paths.h"
-#include "scenario.h"
-#include "trace.h"
-#include "workload.h"
+#include "tma/config/arch_config_yaml.h"
+#include "tma/cli/cli.h"
+#include "tma/config/cli_args.h"
+#include "tma/config/paths.h"
+#include "tma/scenario/scenario.h"
+#include "tma/scenario/trace.h"
+#include "tma/scenario/workload.h"
 
 namespace tma::cli {
 

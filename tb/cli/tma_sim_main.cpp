@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
-#include "cli_args.h"
-#include "paths.h"
+#include "tma/cli/cli.h"
+#include "tma/config/cli_args.h"
+#include "tma/config/paths.h"
 
 namespace {
 

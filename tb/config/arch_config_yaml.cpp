@@ -1,4 +1,4 @@
-#include "arch_config_yaml.h"
+#include "tma/config/arch_config_yaml.h"
 
 #include <cstdio>
 #include <functional>
@@ -7,9 +7,9 @@
 #include <string>
 #include <utility>
 
-#include "cli_args.h"
-#include "paths.h"
-#include "yaml_reader.h"
+#include "tma/config/cli_args.h"
+#include "tma/config/paths.h"
+#include "tma/config/yaml_reader.h"
 
 namespace tma {
 

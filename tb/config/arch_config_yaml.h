@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "arch_config.h"
+#include "tma/core/arch_config.h"
 
 namespace tma {
 

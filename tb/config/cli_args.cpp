@@ -1,4 +1,4 @@
-#include "cli_args.h"
+#include "tma/config/cli_args.h"
 
 #include <charconv>
 #include <cmath>

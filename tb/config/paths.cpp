@@ -1,9 +1,9 @@
-#include "paths.h"
+#include "tma/config/paths.h"
 
 #include <filesystem>
 #include <system_error>
 
-#include "yaml_reader.h"
+#include "tma/config/yaml_reader.h"
 
 namespace fs = std::filesystem;
 

@@ -1,4 +1,4 @@
-#include "tensor_map_yaml.h"
+#include "tma/config/tensor_map_yaml.h"
 
 #include <algorithm>
 

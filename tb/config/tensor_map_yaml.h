@@ -3,9 +3,9 @@
 // validation can name the rule); only values the types cannot hold are errors here.
 #pragma once
 
-#include "tensor_map.h"
-#include "tma_op.h"
-#include "yaml_reader.h"
+#include "tma/descriptor/tensor_map.h"
+#include "tma/descriptor/tma_op.h"
+#include "tma/config/yaml_reader.h"
 
 namespace tma {
 

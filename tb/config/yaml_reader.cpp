@@ -1,4 +1,4 @@
-#include "yaml_reader.h"
+#include "tma/config/yaml_reader.h"
 
 #include <algorithm>
 #include <cctype>

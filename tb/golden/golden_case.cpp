@@ -1,4 +1,4 @@
-#include "golden_case.h"
+#include "tma/golden/golden_case.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -6,8 +6,8 @@
 #include <iterator>
 #include <system_error>
 
-#include "tensor_map_yaml.h"
-#include "yaml_reader.h"
+#include "tma/config/tensor_map_yaml.h"
+#include "tma/config/yaml_reader.h"
 
 namespace fs = std::filesystem;
 

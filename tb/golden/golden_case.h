@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "reference_engine.h"
-#include "tensor_map.h"
-#include "tma_op.h"
+#include "tma/reference/reference_engine.h"
+#include "tma/descriptor/tensor_map.h"
+#include "tma/descriptor/tma_op.h"
 
 namespace tma {
 

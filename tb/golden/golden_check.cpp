@@ -1,10 +1,10 @@
-#include "golden_check.h"
+#include "tma/golden/golden_check.h"
 
 #include <cstdio>
 #include <cstring>
 
-#include "descriptor_codec.h"
-#include "driver_descriptor.h"
+#include "tma/descriptor/descriptor_codec.h"
+#include "tma/descriptor/driver_descriptor.h"
 
 namespace tma {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "golden_case.h"
+#include "tma/golden/golden_case.h"
 
 namespace tma {
 

@@ -1,13 +1,13 @@
-#include "tlm_replay.h"
+#include "tma/golden/tlm_replay.h"
 
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "descriptor_codec.h"
-#include "descriptor_validation.h"
-#include "gpu_system.h"
+#include "tma/descriptor/descriptor_codec.h"
+#include "tma/descriptor/descriptor_validation.h"
+#include "tma/gpu/gpu_system.h"
 
 namespace tma {
 

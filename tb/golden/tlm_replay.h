@@ -6,8 +6,8 @@
 #include <functional>
 #include <vector>
 
-#include "arch_config.h"
-#include "golden_check.h"
+#include "tma/core/arch_config.h"
+#include "tma/golden/golden_check.h"
 
 namespace tma {
 

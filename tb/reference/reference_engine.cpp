@@ -1,12 +1,12 @@
-#include "reference_engine.h"
+#include "tma/reference/reference_engine.h"
 
 #include <array>
 #include <cstring>
 #include <optional>
 #include <string>
 
-#include "descriptor_validation.h"
-#include "element_ops.h"
+#include "tma/descriptor/descriptor_validation.h"
+#include "tma/descriptor/element_ops.h"
 
 // Sources: the sm_90 forms follow the silicon golden cases (tests/golden/silicon*). The Blackwell-only
 // forms (sm_100: im2col::w, im2col::w::128, gather4/scatter4, sub-byte types, 96B swizzle, swizzle

@@ -1,4 +1,4 @@
-#include "coverage.h"
+#include "tma/regress/coverage.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "descriptor_validation.h"
+#include "tma/descriptor/descriptor_validation.h"
 
 namespace tma {
 

@@ -13,8 +13,8 @@
 #include <set>
 #include <string>
 
-#include "golden_case.h"
-#include "random_cases.h"
+#include "tma/golden/golden_case.h"
+#include "tma/regress/random_cases.h"
 
 namespace tma {
 

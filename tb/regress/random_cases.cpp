@@ -1,4 +1,4 @@
-#include "random_cases.h"
+#include "tma/regress/random_cases.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,10 +9,10 @@
 #include <stdexcept>
 #include <utility>
 
-#include "descriptor_validation.h"
-#include "element_ops.h"
-#include "golden_check.h"
-#include "random_prng.h"
+#include "tma/descriptor/descriptor_validation.h"
+#include "tma/descriptor/element_ops.h"
+#include "tma/golden/golden_check.h"
+#include "tma/regress/random_prng.h"
 
 // The generator's space and constraints are described in docs/random-and-coverage.md; the section
 // names there match the functions here (tiled, im2col, wide, gather4, stores, faults, invalid).

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "golden_case.h"
+#include "tma/golden/golden_case.h"
 
 namespace tma {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "splitmix64.h"
+#include "tma/core/splitmix64.h"
 
 namespace tma {
 

@@ -1,4 +1,4 @@
-#include "regress_plan.h"
+#include "tma/regress/regress_plan.h"
 
 #include <algorithm>
 #include <cctype>
@@ -9,11 +9,11 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "arch_config_yaml.h"
-#include "paths.h"
-#include "scenario.h"
-#include "workload.h"
-#include "yaml_reader.h"
+#include "tma/config/arch_config_yaml.h"
+#include "tma/config/paths.h"
+#include "tma/scenario/scenario.h"
+#include "tma/scenario/workload.h"
+#include "tma/config/yaml_reader.h"
 
 namespace fs = std::filesystem;
 

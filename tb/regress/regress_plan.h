@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "regress_util.h"
+#include "tma/regress/regress_util.h"
 
 namespace tma::regress {
 

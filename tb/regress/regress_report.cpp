@@ -1,4 +1,4 @@
-#include "regress_report.h"
+#include "tma/regress/regress_report.h"
 
 #include <algorithm>
 #include <cctype>

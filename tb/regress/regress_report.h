@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "regress_plan.h"
+#include "tma/regress/regress_plan.h"
 
 namespace tma::regress {
 

@@ -1,4 +1,4 @@
-#include "regress_runner.h"
+#include "tma/regress/regress_runner.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -18,9 +18,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli_args.h"
-#include "progress.h"
-#include "yaml_reader.h"
+#include "tma/config/cli_args.h"
+#include "tma/scenario/progress.h"
+#include "tma/config/yaml_reader.h"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "regress_plan.h"
-#include "regress_report.h"
+#include "tma/regress/regress_plan.h"
+#include "tma/regress/regress_report.h"
 
 namespace tma::regress {
 

@@ -1,4 +1,4 @@
-#include "regress_util.h"
+#include "tma/regress/regress_util.h"
 
 #include <algorithm>
 #include <cctype>
@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli_args.h"
-#include "splitmix64.h"
+#include "tma/config/cli_args.h"
+#include "tma/core/splitmix64.h"
 
 namespace fs = std::filesystem;
 

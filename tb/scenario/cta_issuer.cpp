@@ -1,9 +1,9 @@
-#include "cta_issuer.h"
+#include "tma/scenario/cta_issuer.h"
 
 #include <algorithm>
 
-#include "swizzle_crossbar.h"
-#include "tlm_payloads.h"
+#include "tma/tma/swizzle_crossbar.h"
+#include "tma/core/tlm_payloads.h"
 
 namespace tma {
 

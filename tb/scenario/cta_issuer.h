@@ -17,10 +17,10 @@
 #include <unordered_set>
 #include <vector>
 
-#include "cycle_time.h"
-#include "invariant_log.h"
-#include "stats.h"
-#include "workload.h"
+#include "tma/core/cycle_time.h"
+#include "tma/core/invariant_log.h"
+#include "tma/core/stats.h"
+#include "tma/scenario/workload.h"
 
 namespace tma {
 

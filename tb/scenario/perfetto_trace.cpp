@@ -1,4 +1,4 @@
-#include "perfetto_trace.h"
+#include "tma/scenario/perfetto_trace.h"
 
 #include <cinttypes>
 

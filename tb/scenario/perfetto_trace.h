@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <string>
 
-#include "tma_unit.h"
-#include "trace_sink.h"
+#include "tma/tma/tma_unit.h"
+#include "tma/core/trace_sink.h"
 
 namespace tma {
 

@@ -1,4 +1,4 @@
-#include "progress.h"
+#include "tma/scenario/progress.h"
 
 #include <algorithm>
 #include <cmath>

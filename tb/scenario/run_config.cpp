@@ -1,4 +1,4 @@
-#include "run_config.h"
+#include "tma/scenario/run_config.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -10,8 +10,8 @@
 #include <map>
 #include <vector>
 
-#include "arch_config_yaml.h"
-#include "stats.h"
+#include "tma/config/arch_config_yaml.h"
+#include "tma/core/stats.h"
 
 namespace tma {
 

@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "arch_config.h"
-#include "scenario.h"
-#include "scenario_runner.h"
+#include "tma/core/arch_config.h"
+#include "tma/scenario/scenario.h"
+#include "tma/scenario/scenario_runner.h"
 
 namespace YAML {
 class Node;

@@ -1,4 +1,4 @@
-#include "scenario.h"
+#include "tma/scenario/scenario.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -6,10 +6,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "arch_config_yaml.h"
-#include "descriptor_validation.h"
-#include "paths.h"
-#include "yaml_reader.h"
+#include "tma/config/arch_config_yaml.h"
+#include "tma/descriptor/descriptor_validation.h"
+#include "tma/config/paths.h"
+#include "tma/config/yaml_reader.h"
 
 namespace tma {
 

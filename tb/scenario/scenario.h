@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "global_memory.h"
-#include "tensor_map.h"
-#include "tile_schedule.h"
-#include "tma_op.h"
-#include "yaml_reader.h"
+#include "tma/memory/global_memory.h"
+#include "tma/descriptor/tensor_map.h"
+#include "tma/scenario/tile_schedule.h"
+#include "tma/descriptor/tma_op.h"
+#include "tma/config/yaml_reader.h"
 
 namespace YAML {
 class Node;

@@ -1,4 +1,4 @@
-#include "scenario_runner.h"
+#include "tma/scenario/scenario_runner.h"
 
 #include <systemc>
 
@@ -14,16 +14,16 @@
 
 #include <unistd.h>
 
-#include "cta_issuer.h"
-#include "descriptor_codec.h"
-#include "gpu_system.h"
-#include "perfetto_trace.h"
-#include "progress.h"
-#include "run_config.h"
-#include "scoreboard.h"
-#include "vcd_writer.h"
-#include "version.h"
-#include "workload.h"
+#include "tma/scenario/cta_issuer.h"
+#include "tma/descriptor/descriptor_codec.h"
+#include "tma/gpu/gpu_system.h"
+#include "tma/scenario/perfetto_trace.h"
+#include "tma/scenario/progress.h"
+#include "tma/scenario/run_config.h"
+#include "tma/scenario/scoreboard.h"
+#include "tma/scenario/vcd_writer.h"
+#include "tma/config/version.h"
+#include "tma/scenario/workload.h"
 
 namespace tma {
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "arch_config.h"
-#include "scenario.h"
-#include "stats.h"
-#include "workload.h"
+#include "tma/core/arch_config.h"
+#include "tma/scenario/scenario.h"
+#include "tma/core/stats.h"
+#include "tma/scenario/workload.h"
 
 namespace tma {
 

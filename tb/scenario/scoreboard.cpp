@@ -1,10 +1,10 @@
-#include "scoreboard.h"
+#include "tma/scenario/scoreboard.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 
-#include "workload.h"
+#include "tma/scenario/workload.h"
 
 namespace tma {
 

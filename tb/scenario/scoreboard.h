@@ -10,8 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "gpu_system.h"
-#include "reference_engine.h"
+#include "tma/gpu/gpu_system.h"
+#include "tma/reference/reference_engine.h"
 
 namespace tma {
 

@@ -1,4 +1,4 @@
-#include "tile_schedule.h"
+#include "tma/scenario/tile_schedule.h"
 
 #include <algorithm>
 

@@ -1,12 +1,12 @@
-#include "trace.h"
+#include "tma/scenario/trace.h"
 
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
 
-#include "paths.h"
-#include "yaml_reader.h"
+#include "tma/config/paths.h"
+#include "tma/config/yaml_reader.h"
 
 namespace tma {
 

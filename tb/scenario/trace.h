@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "scenario.h"
-#include "workload.h"
+#include "tma/scenario/scenario.h"
+#include "tma/scenario/workload.h"
 
 namespace tma {
 

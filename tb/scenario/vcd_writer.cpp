@@ -1,4 +1,4 @@
-#include "vcd_writer.h"
+#include "tma/scenario/vcd_writer.h"
 
 #include <cinttypes>
 

@@ -1,9 +1,9 @@
-#include "workload.h"
+#include "tma/scenario/workload.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "tile_schedule.h"
+#include "tma/scenario/tile_schedule.h"
 
 namespace tma {
 

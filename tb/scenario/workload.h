@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "arch_config.h"
-#include "scenario.h"
-#include "tlm_payloads.h"
+#include "tma/core/arch_config.h"
+#include "tma/scenario/scenario.h"
+#include "tma/core/tlm_payloads.h"
 
 namespace tma {
 
