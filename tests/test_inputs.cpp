@@ -20,7 +20,7 @@
 #include "tma/scenario/workload.h"
 #include "tma/config/yaml_reader.h"
 
-// Linked with tma_bench, so with libsystemc, which wants an sc_main (Boost.Test provides main).
+// Linked with tma_regress, so with libsystemc, which wants an sc_main (Boost.Test provides main).
 extern "C" int sc_main(int, char**) { return 0; }
 
 namespace fs = std::filesystem;

@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "tma/config/arch_config_yaml.h"       // load_arch_config (tma_bench)
+#include "tma/config/arch_config_yaml.h"       // load_arch_config (tma_config)
 #include "tma/descriptor/descriptor_codec.h"       // encode_descriptor
 #include "tma/descriptor/descriptor_validation.h"  // validate_tensor_map
 #include "tma/gpu/gpu_system.h"             // GpuSystem, TmaUnit, OpObserver, TmaCommand, TmaCompletion

@@ -18,7 +18,7 @@
 #include "tma/regress/random_cases.h"
 #include "tma/regress/random_prng.h"
 
-// Linked with tma_bench, so with libsystemc, which wants an sc_main (the ASan build keeps the
+// Linked with tma_regress, so with libsystemc, which wants an sc_main (the ASan build keeps the
 // library; Boost.Test provides main).
 extern "C" int sc_main(int, char**) { return 0; }
 

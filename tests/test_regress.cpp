@@ -19,7 +19,7 @@
 #include "tma/regress/regress_util.h"
 #include "tma/config/yaml_reader.h"
 
-// Linked with tma_bench, so with libsystemc, which wants an sc_main (the ASan build keeps the
+// Linked with tma_regress, so with libsystemc, which wants an sc_main (the ASan build keeps the
 // library; Boost.Test provides main).
 extern "C" int sc_main(int, char**) { return 0; }
 
