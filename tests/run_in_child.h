@@ -10,8 +10,8 @@
 
 #include <cstdint>
 
-#include "scenario.h"
-#include "scenario_runner.h"
+#include "tma/scenario/scenario.h"
+#include "tma/scenario/scenario_runner.h"
 
 namespace tma::test {
 

@@ -16,11 +16,11 @@
 #include <tuple>
 #include <vector>
 
-#include "arch_config_yaml.h"
+#include "tma/config/arch_config_yaml.h"
 #include "run_in_child.h"
-#include "scenario.h"
-#include "workload.h"
-#include "yaml_reader.h"
+#include "tma/scenario/scenario.h"
+#include "tma/scenario/workload.h"
+#include "tma/config/yaml_reader.h"
 
 using namespace tma;
 

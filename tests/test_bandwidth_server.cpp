@@ -7,7 +7,7 @@
 
 #include <systemc>
 
-#include "bandwidth_server.h"
+#include "tma/core/bandwidth_server.h"
 
 using namespace tma;
 

@@ -6,8 +6,8 @@
 #include <random>
 #include <stdexcept>
 
-#include "descriptor_codec.h"
-#include "descriptor_validation.h"
+#include "tma/descriptor/descriptor_codec.h"
+#include "tma/descriptor/descriptor_validation.h"
 
 using namespace tma;
 

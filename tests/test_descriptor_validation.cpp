@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "descriptor_validation.h"
+#include "tma/descriptor/descriptor_validation.h"
 
 using namespace tma;
 

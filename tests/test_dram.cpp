@@ -14,8 +14,8 @@
 #include <vector>
 #include <string>
 
-#include "dram.h"
-#include "tlm_payloads.h"
+#include "tma/memory/dram.h"
+#include "tma/core/tlm_payloads.h"
 
 using namespace tma;
 

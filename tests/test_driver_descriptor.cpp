@@ -9,9 +9,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "descriptor_codec.h"
-#include "driver_descriptor.h"
-#include "golden_case.h"
+#include "tma/descriptor/descriptor_codec.h"
+#include "tma/descriptor/driver_descriptor.h"
+#include "tma/golden/golden_case.h"
 
 #ifndef TMA_SOURCE_DIR
 #error "TMA_SOURCE_DIR (the project root) must be defined"

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "golden_case.h"
-#include "yaml_reader.h"
+#include "tma/golden/golden_case.h"
+#include "tma/config/yaml_reader.h"
 
 using namespace tma;
 namespace fs = std::filesystem;

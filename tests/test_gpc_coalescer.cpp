@@ -4,7 +4,7 @@
 
 #include <systemc>
 
-#include "gpc_coalescer.h"
+#include "tma/memory/gpc_coalescer.h"
 
 using namespace tma;
 

@@ -12,15 +12,15 @@
 #include <string>
 #include <vector>
 
-#include "arch_config_yaml.h"
-#include "paths.h"
-#include "regress_plan.h"
-#include "regress_util.h"
-#include "scenario.h"
-#include "workload.h"
-#include "yaml_reader.h"
+#include "tma/config/arch_config_yaml.h"
+#include "tma/config/paths.h"
+#include "tma/regress/regress_plan.h"
+#include "tma/regress/regress_util.h"
+#include "tma/scenario/scenario.h"
+#include "tma/scenario/workload.h"
+#include "tma/config/yaml_reader.h"
 
-// Linked with tma_bench, so with libsystemc, which wants an sc_main (Boost.Test provides main).
+// Linked with tma_regress, so with libsystemc, which wants an sc_main (Boost.Test provides main).
 extern "C" int sc_main(int, char**) { return 0; }
 
 namespace fs = std::filesystem;

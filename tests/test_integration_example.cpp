@@ -33,14 +33,14 @@
 #include <string>
 #include <vector>
 
-#include "arch_config_yaml.h"       // load_arch_config (tma_bench)
-#include "descriptor_codec.h"       // encode_descriptor
-#include "descriptor_validation.h"  // validate_tensor_map
-#include "gpu_system.h"             // GpuSystem, TmaUnit, OpObserver, TmaCommand, TmaCompletion
-#include "paths.h"                  // resolve_project_path
-#include "reference_engine.h"       // reference_execute
-#include "scoreboard.h"             // Scoreboard
-#include "stats.h"                  // collect_hierarchy_stats
+#include "tma/config/arch_config_yaml.h"       // load_arch_config (tma_config)
+#include "tma/descriptor/descriptor_codec.h"       // encode_descriptor
+#include "tma/descriptor/descriptor_validation.h"  // validate_tensor_map
+#include "tma/gpu/gpu_system.h"             // GpuSystem, TmaUnit, OpObserver, TmaCommand, TmaCompletion
+#include "tma/config/paths.h"                  // resolve_project_path
+#include "tma/reference/reference_engine.h"       // reference_execute
+#include "tma/scenario/scoreboard.h"             // Scoreboard
+#include "tma/core/stats.h"                  // collect_hierarchy_stats
 
 using namespace tma;
 

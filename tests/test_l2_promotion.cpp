@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "dram.h"
-#include "global_memory.h"
-#include "l2_cache.h"
-#include "tlm_payloads.h"
+#include "tma/memory/dram.h"
+#include "tma/memory/global_memory.h"
+#include "tma/memory/l2_cache.h"
+#include "tma/core/tlm_payloads.h"
 
 using namespace tma;
 

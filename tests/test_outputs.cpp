@@ -9,12 +9,12 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "regress_report.h"
-#include "progress.h"
-#include "run_config.h"
-#include "stats.h"
+#include "tma/regress/regress_report.h"
+#include "tma/scenario/progress.h"
+#include "tma/scenario/run_config.h"
+#include "tma/core/stats.h"
 
-// Linked with tma_bench, so with libsystemc, which wants an sc_main (Boost.Test provides main).
+// Linked with tma_regress, so with libsystemc, which wants an sc_main (Boost.Test provides main).
 extern "C" int sc_main(int, char**) { return 0; }
 
 using namespace tma::regress;

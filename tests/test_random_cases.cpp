@@ -12,13 +12,13 @@
 
 #include <unistd.h>
 
-#include "coverage.h"
-#include "descriptor_validation.h"
-#include "golden_check.h"
-#include "random_cases.h"
-#include "random_prng.h"
+#include "tma/regress/coverage.h"
+#include "tma/descriptor/descriptor_validation.h"
+#include "tma/golden/golden_check.h"
+#include "tma/regress/random_cases.h"
+#include "tma/regress/random_prng.h"
 
-// Linked with tma_bench, so with libsystemc, which wants an sc_main (the ASan build keeps the
+// Linked with tma_regress, so with libsystemc, which wants an sc_main (the ASan build keeps the
 // library; Boost.Test provides main).
 extern "C" int sc_main(int, char**) { return 0; }
 

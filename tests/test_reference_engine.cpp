@@ -14,8 +14,8 @@
 #include <set>
 #include <vector>
 
-#include "golden_case.h"
-#include "reference_engine.h"
+#include "tma/golden/golden_case.h"
+#include "tma/reference/reference_engine.h"
 
 using namespace tma;
 

@@ -11,15 +11,15 @@
 #include <string>
 #include <unistd.h>
 
-#include "arch_config_yaml.h"
-#include "paths.h"
-#include "regress_plan.h"
-#include "regress_report.h"
-#include "regress_runner.h"
-#include "regress_util.h"
-#include "yaml_reader.h"
+#include "tma/config/arch_config_yaml.h"
+#include "tma/config/paths.h"
+#include "tma/regress/regress_plan.h"
+#include "tma/regress/regress_report.h"
+#include "tma/regress/regress_runner.h"
+#include "tma/regress/regress_util.h"
+#include "tma/config/yaml_reader.h"
 
-// Linked with tma_bench, so with libsystemc, which wants an sc_main (the ASan build keeps the
+// Linked with tma_regress, so with libsystemc, which wants an sc_main (the ASan build keeps the
 // library; Boost.Test provides main).
 extern "C" int sc_main(int, char**) { return 0; }
 

@@ -13,10 +13,10 @@
 #include <map>
 #include <memory>
 
-#include "descriptor_codec.h"
-#include "gpu_system.h"
-#include "stats.h"
-#include "swizzle_crossbar.h"
+#include "tma/descriptor/descriptor_codec.h"
+#include "tma/gpu/gpu_system.h"
+#include "tma/core/stats.h"
+#include "tma/tma/swizzle_crossbar.h"
 
 using namespace tma;
 

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "arch_config_yaml.h"
-#include "scenario.h"
-#include "trace.h"
-#include "workload.h"
-#include "yaml_reader.h"
+#include "tma/config/arch_config_yaml.h"
+#include "tma/scenario/scenario.h"
+#include "tma/scenario/trace.h"
+#include "tma/scenario/workload.h"
+#include "tma/config/yaml_reader.h"
 
 using namespace tma;
 

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tensor_map.h"
-#include "yaml_reader.h"
+#include "tma/descriptor/tensor_map.h"
+#include "tma/config/yaml_reader.h"
 
 using namespace tma;
 namespace fs = std::filesystem;

@@ -8,9 +8,9 @@
 #include <exception>
 #include <stdexcept>
 
-#include "arch_config_yaml.h"
+#include "tma/config/arch_config_yaml.h"
 #include "fuzz_support.h"
-#include "yaml_reader.h"
+#include "tma/config/yaml_reader.h"
 
 namespace {
 

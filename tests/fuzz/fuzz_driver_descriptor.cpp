@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "descriptor_codec.h"
-#include "descriptor_validation.h"
-#include "driver_descriptor.h"
+#include "tma/descriptor/descriptor_codec.h"
+#include "tma/descriptor/descriptor_validation.h"
+#include "tma/descriptor/driver_descriptor.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

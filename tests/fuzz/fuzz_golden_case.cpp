@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "fuzz_support.h"
-#include "golden_case.h"
-#include "yaml_reader.h"
+#include "tma/golden/golden_case.h"
+#include "tma/config/yaml_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tma;

@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "descriptor_validation.h"
+#include "tma/descriptor/descriptor_validation.h"
 #include "fuzz_support.h"
-#include "golden_case.h"
-#include "reference_engine.h"
+#include "tma/golden/golden_case.h"
+#include "tma/reference/reference_engine.h"
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include <stdexcept>
 
 #include "fuzz_support.h"
-#include "scenario.h"
-#include "yaml_reader.h"
+#include "tma/scenario/scenario.h"
+#include "tma/config/yaml_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tma;

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "tensor_map.h"
-#include "tma_op.h"
+#include "tma/descriptor/tensor_map.h"
+#include "tma/descriptor/tma_op.h"
 
 namespace tma::fuzz {
 

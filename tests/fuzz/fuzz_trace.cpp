@@ -9,10 +9,10 @@
 #include <stdexcept>
 
 #include "fuzz_support.h"
-#include "trace.h"
-#include "yaml_reader.h"
+#include "tma/scenario/trace.h"
+#include "tma/config/yaml_reader.h"
 
-// tma_bench links SystemC, whose library wants an sc_main.
+// tma_scenario links SystemC, whose library wants an sc_main.
 int sc_main(int, char**) { return 0; }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

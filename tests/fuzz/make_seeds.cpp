@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "descriptor_codec.h"
+#include "tma/descriptor/descriptor_codec.h"
 #include "fuzz_support.h"
-#include "golden_case.h"
-#include "yaml_reader.h"
+#include "tma/golden/golden_case.h"
+#include "tma/config/yaml_reader.h"
 
 int main(int argc, char** argv) {
   using namespace tma;

@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "arch_config_yaml.h"
-#include "golden_case.h"
-#include "reference_engine.h"
+#include "tma/config/arch_config_yaml.h"
+#include "tma/golden/golden_case.h"
+#include "tma/reference/reference_engine.h"
 
 using namespace tma;
 

@@ -1,0 +1,57 @@
+#include "tma/memory/gpc_coalescer.h"
+
+#include <algorithm>
+
+#include "tma/core/cycle_time.h"
+
+namespace tma {
+
+GpcCoalescer::GpcCoalescer(uint32_t sms, uint32_t sms_per_gpc, uint32_t window_cycles, uint32_t line_bytes,
+                           uint32_t sector_bytes)
+    : sms_per_gpc_(std::max<uint32_t>(1, sms_per_gpc)), window_(window_cycles),
+      line_(std::max<uint32_t>(1, line_bytes)), sector_(std::max<uint32_t>(1, sector_bytes)),
+      gpcs_((std::max<uint32_t>(1, sms) + sms_per_gpc_ - 1) / sms_per_gpc_) {
+  if (window_) table_.resize(static_cast<size_t>(gpcs_) * kSlots);
+}
+
+size_t GpcCoalescer::slot(uint32_t gpc, uint64_t line) const {
+  uint64_t h = line * 0x9E3779B97F4A7C15ull;
+  h ^= h >> 29;
+  return static_cast<size_t>(gpc) * kSlots + h % kSlots;
+}
+
+bool GpcCoalescer::locate(int sm, uint64_t address, uint64_t bytes, uint32_t& gpc, uint64_t& line,
+                          uint32_t& sectors) const {
+  if (!window_ || bytes == 0 || sm < 0) return false;
+  gpc = static_cast<uint32_t>(sm) / sms_per_gpc_;
+  line = address / line_;
+  if (gpc >= gpcs_ || (address + bytes - 1) / line_ != line) return false;  // one line only
+  const uint64_t first = (address % line_) / sector_, last = ((address + bytes - 1) % line_) / sector_;
+  sectors = 0;
+  for (uint64_t s = first; s <= last && s < 32; ++s) sectors |= 1u << s;
+  return true;
+}
+
+bool GpcCoalescer::merge(int sm, uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t& data_back) const {
+  uint32_t gpc = 0, sectors = 0;
+  uint64_t line = 0;
+  if (!locate(sm, address, bytes, gpc, line, sectors)) return false;
+  const Entry& e = table_[slot(gpc, line)];
+  if (e.line != line || e.sm == sm || (e.sectors & sectors) != sectors) return false;
+  // Merged while the other read is in flight: from when it reached the GPC until its data is back
+  // (silicon, coalesce.csv: two CTAs of a cluster loading the same tiles 250 ns apart merge 75%
+  // of their reads from DRAM and none from the L2, whose data is back sooner). A read reported
+  // from before the recorded one (the SMs' simulated clocks run apart) merges within the window.
+  if (cycle >= e.cycle ? cycle > e.data_back : e.cycle - cycle > window_) return false;
+  data_back = std::max(e.data_back, cycle);
+  return true;
+}
+
+void GpcCoalescer::record(int sm, uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t data_back) {
+  uint32_t gpc = 0, sectors = 0;
+  uint64_t line = 0;
+  if (!locate(sm, address, bytes, gpc, line, sectors)) return;
+  table_[slot(gpc, line)] = Entry{line, cycle, data_back, sm, sectors};
+}
+
+}  // namespace tma

@@ -1,0 +1,130 @@
+// The L2 shared by every SM: sectored (32-byte sectors, 128-byte lines), set associative with
+// LRU replacement, write-back. A miss fills from DRAM at the request's L2 promotion granularity
+// (64/128/256 bytes, or just the missing sectors without promotion). Timing: reads take a fixed
+// hit latency, a bandwidth server for all slices together and one per SM link back; writes and
+// reductions are posted: each crosses its SM's write link and the shared write path and is
+// acknowledged once taken (a reduction's ALU and, on a miss, the miss path booked too; an evicted
+// dirty line taken by DRAM), not when its data is in. DRAM through its socket. Data: the
+// GlobalMemory backing store.
+#pragma once
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include <array>
+#include <vector>
+
+#include "tma/core/arch_config.h"
+#include "tma/core/bandwidth_server.h"
+#include "tma/core/cycle_time.h"
+#include "tma/memory/global_memory.h"
+#include "tma/memory/gpc_coalescer.h"
+#include "tma/core/stats.h"
+#include "tma/core/tlm_payloads.h"
+
+namespace tma {
+
+class L2Cache : public sc_core::sc_module, public StatsProvider {
+ public:
+  tlm_utils::multi_passthrough_target_socket<L2Cache> in;  // one binding per SM
+  tlm_utils::simple_initiator_socket<L2Cache> dram_out;
+
+  L2Cache(sc_core::sc_module_name name, const ArchConfig& arch, GlobalMemory& memory);
+  void collect_stats(StatsRecord& out) const override;
+  void end_of_elaboration() override;
+  // Marks [address, address + bytes) as present, as if read (clean) or written (dirty) before the
+  // run, each line the most recently used: the L2 a previous kernel left. Dirty lines are written
+  // back to DRAM when evicted. At most the L2's capacity of one call is kept.
+  void prefill(uint64_t address, uint64_t bytes, bool dirty = false);
+  // Records each request's [issue, answer) cycles there (the VCD's occupancy); none by default.
+  void set_occupancy_log(OccupancyLog* log) { occupancy_ = log; }
+
+ private:
+  struct Line {
+    uint64_t tag = ~0ull;  // line address / line_bytes
+    uint8_t valid = 0;     // sector bits
+    uint8_t dirty = 0;
+    uint64_t lru = 0;
+    // Cycle each sector's data is in the L2: a request that finds a sector still being filled
+    // from DRAM (valid, but not yet there) waits for it.
+    std::array<uint64_t, 8> ready{};
+    // Sectors a fill brought in unasked, in a line homed away from the requesting SM: counted in
+    // lts_sectors, unless another SM asks for them at about the same time (then counted once).
+    uint8_t far_promoted = 0;
+    // Sectors a fill brought in unasked (promotion, fetch granularity) that nothing has read yet:
+    // counted as never read when the line is evicted or the run ends with them so.
+    uint8_t unread = 0;
+    int32_t promoter_sm = -1;
+    uint64_t promoted_cycle = 0;
+  };
+  void b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  Line* find(uint64_t line_index);
+  Line* allocate(uint64_t line_index, uint64_t cycle);
+  size_t set_of(uint64_t line_index) const;
+  // Fills the missing sectors of a miss that asked for the sectors [asked_begin, asked_end) with
+  // L2 promotion `promotion` (bytes, 0: none): the demand (what was asked, grown to the fetch
+  // granularity) first, then the rest of the promotion block; returns the cycle the demanded data
+  // is in the L2 (`cycle` when nothing was missing) and adds the bytes fetched to `fetched`.
+  // Promoted sectors carry their own ready cycle.
+  uint64_t fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promotion, uint64_t cycle, int sm,
+                uint64_t& fetched);
+  uint64_t dram_read(uint64_t address, uint64_t bytes, uint64_t cycle, bool promoted);
+  // A write-back: DRAM takes it at once or later (its bandwidth); nobody waits for the data to land.
+  void dram_write(uint64_t address, uint64_t bytes, uint64_t cycle);
+  // The partition that holds a line, and the one an SM is attached to.
+  uint32_t home_partition(uint64_t line_index) const;
+  uint32_t near_partition(int sm) const { return static_cast<uint32_t>(sm) % cfg_.partitions; }
+  // The near partition's copies of far lines (reads make them, writes drop them).
+  uint64_t copy_tag(uint64_t line_index, uint32_t partition) const;
+  bool near_copy_holds(uint64_t address, uint64_t bytes, uint32_t partition);
+  void keep_near_copy(uint64_t address, uint64_t bytes, uint32_t partition, uint64_t ready);
+  void drop_near_copies(uint64_t address, uint64_t bytes);
+  void apply_reduction(const MemRequest& req, uint64_t address, const uint8_t* src, uint64_t bytes);
+
+  CycleClock clock_;
+  L2Config cfg_;
+  GlobalMemory& memory_;
+  uint32_t sectors_per_line_;
+  uint64_t fill_bytes_;  // smallest fill (l2.fetch_granularity_bytes), at least a sector
+  size_t sets_;
+  std::vector<Line> lines_;  // sets_ x ways
+  uint64_t lru_clock_ = 0;
+  bool prefilling_ = false;
+  BandwidthServer slices_, write_path_, reduction_alu_, reduction_miss_path_, crossbar_;
+  BandwidthServer tag_lookups_;  // in lookups, not bytes
+  uint64_t tag_lookups_made_ = 0;
+  std::vector<BandwidthServer> to_sm_, from_sm_;
+  GpcCoalescer coalescer_{1, 1, 0, 128, 32};  // set up once the SMs are bound
+  uint64_t coalesced_reads_ = 0, coalesced_bytes_ = 0;
+  uint64_t writeback_taken_ = 0;  // the current request's write-backs: the cycle DRAM took the last
+  uint32_t window_;
+  tlm::tlm_generic_payload dram_gp_;
+  std::vector<std::pair<Line*, uint8_t>> filling_;  // sectors of the fill in progress
+  // Promoted sectors of the fill in progress that cross to their home partition once the
+  // request's own data has crossed (they follow it over the crossbar): sector and DRAM-out cycle.
+  struct FarPromoted {
+    Line* line;
+    uint64_t tag;  // the line's, to skip it should this request have evicted it meanwhile
+    uint8_t sector;
+    uint64_t in_l2;
+  };
+  std::vector<FarPromoted> far_promoted_;
+  struct FillRun {
+    uint64_t address, bytes;
+    size_t first, count;  // its sectors in filling_
+  };
+  std::vector<FillRun> demand_runs_, promoted_runs_;  // the fill in progress, cut into DRAM accesses
+
+  uint64_t requests_[5] = {0, 0, 0, 0, 0};  // by MemAccess
+  uint64_t sectors_requested_ = 0, sector_hits_ = 0, sector_misses_ = 0;
+  uint64_t sector_pending_misses_ = 0;  // misses on sectors a fill in flight brings (no DRAM read of their own)
+  uint64_t bytes_requested_ = 0, dram_fill_bytes_ = 0, writeback_bytes_ = 0, evictions_ = 0;
+  uint64_t far_requests_ = 0, lts_sectors_ = 0, near_copy_hits_ = 0, reduction_misses_ = 0;
+  uint64_t promoted_far_sectors_ = 0;  // unasked sectors of fills, homed away from the SM (ncu counts them)
+  OccupancyLog* occupancy_ = nullptr;
+  uint64_t evicted_unread_sectors_ = 0;  // unasked fill sectors evicted without a read
+};
+
+}  // namespace tma

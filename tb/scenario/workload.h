@@ -1,0 +1,89 @@
+// Expands a scenario's workload into each SM's program: a sequence of pipeline steps, each the
+// TMA operations that fill one shared-memory stage, the consumer's compute time on it, and the
+// operations the consumer issues afterwards (output stores).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tma/core/arch_config.h"
+#include "tma/scenario/scenario.h"
+#include "tma/core/tlm_payloads.h"
+
+namespace tma {
+
+struct IssueOp {
+  TmaCommand cmd;  // op, descriptor address, cta mask (mbarrier and op_id set by the issuer)
+};
+
+// A tile the consumer reads out of shared memory, as ldmatrix does: 16-byte pieces of 8
+// consecutive rows at a time, at their swizzled addresses.
+struct TileRead {
+  uint32_t smem_addr = 0;
+  uint32_t rows = 0;
+  uint32_t row_bytes = 0;
+  uint32_t pitch = 0;
+  SwizzleMode swizzle = SwizzleMode::none;
+  SwizzleAtom atom = SwizzleAtom::b16;
+};
+
+constexpr uint32_t kNoBulkWait = 0xFFFFFFFFu;
+constexpr uint32_t kNoReleaseWait = 0xFFFFFFFFu;
+
+struct Step {
+  std::vector<IssueOp> loads;          // issued by the producer into the step's stage
+  uint32_t expected_completions = 0;   // completions the stage waits for (own loads + multicasts received)
+  uint32_t compute_cycles = 0;
+  std::vector<IssueOp> after;          // issued by the consumer when the step is done (stores)
+  std::vector<TileRead> reads;         // what the consumer reads from the stage (consumer_reads)
+  // cp.async.bulk.wait_group N before `after` is issued: the consumer first waits until at most N
+  // of the CTA's earlier `after` operations are incomplete. kNoBulkWait: no wait.
+  uint32_t bulk_wait_pending = kNoBulkWait;
+  // cp.async.bulk.wait_group 0 after `after` is issued: the step ends (its stage is released) when
+  // every bulk operation of the CTA has completed.
+  bool bulk_wait_after = false;
+  // Loads from this index on are issued once the consumer has released every earlier step: they
+  // fill a buffer outside the stage ring that the last work item used to its end (attention's Q,
+  // as FlashAttention-3 waits for "query empty"). kNoReleaseWait: none.
+  uint32_t release_wait_from = kNoReleaseWait;
+};
+
+// The program of one CTA: what it issues first, then its pipeline steps.
+struct CtaProgram {
+  std::vector<IssueOp> prologue;       // descriptor prefetches
+  std::vector<Step> steps;
+};
+// An SM's CTAs one after another (a persistent grid: its one CTA).
+using SmProgram = CtaProgram;
+
+constexpr int32_t kAnySm = -1;
+
+// What the kernel launch runs: its CTAs in grid order and the SM each runs on. A persistent grid
+// has one CTA per SM (CTA i on SM i). A grid of more CTAs than SMs runs in waves: an SM starts its
+// next CTA when its last one has ended (every CTA of its cluster, with clusters). kAnySm: the CTA
+// goes to the first SM that is free once the CTAs before it have started (the block scheduler of
+// a GPU, for grids without clusters).
+struct Launch {
+  std::vector<CtaProgram> ctas;
+  std::vector<int32_t> sm;
+};
+
+// Shared-memory bytes a box of this descriptor occupies (rows x padded pitch).
+uint64_t box_smem_bytes(const TensorMap& m);
+
+// What is legal but likely a mistake in running scenario `s` on `arch`: more SMs than the
+// architecture's sm_count (the model runs every SM the scenario asks for). One line each.
+std::vector<std::string> scenario_warnings(const Scenario& s, const ArchConfig& arch);
+
+// The CTAs of the scenario's kernel. Throws std::runtime_error when the workload does not fit (a
+// stage larger than shared memory...).
+Launch build_launch(const Scenario& s, const ArchConfig& arch);
+
+// Each SM's CTAs one after another, as build_launch deals them; CTAs any SM may take are dealt
+// round robin in grid order (the order of a launch whose CTAs all take as long). For what walks
+// the operations in the order the GPU issues them (a warm L2, the bench).
+std::vector<SmProgram> sm_programs(const Launch& launch, uint32_t sms);
+std::vector<SmProgram> build_programs(const Scenario& s, const ArchConfig& arch);
+
+}  // namespace tma
