@@ -33,17 +33,28 @@ def rows(path):
         return [r for r in csv.DictReader(f) if r.get("status", "ok") == "ok"]
 
 
-def space_scenario(r, tiles_per_sm, whole=False):
+def space_scenario(r, tiles_per_sm, whole=False, ctas="real"):
     mb, rb, inner, nrows = int(r["tensor_mb"]), int(r["row_bytes"]), int(r["inner_bytes"]), int(r["rows"])
     cps = int(r["ctas_per_sm"])
     swz = r["swizzle"]
     per_sm = 0 if whole else cal.block_aligned_sample(tiles_per_sm, mb, rb, inner, nrows, r["order"])
-    text = cal.stream_scenario(mb, rb, inner, nrows, swz, r["l2_promotion"], r["order"], int(r["stages"]) * cps,
-                               False, per_sm, 1)
+    if ctas == "approx":
+        # The older replay: N CTAs on an SM as one issuer with their stages together and 1/N of
+        # the per-tile consumer cost (before the model ran several CTAs per SM).
+        text = cal.stream_scenario(mb, rb, inner, nrows, swz, r["l2_promotion"], r["order"], int(r["stages"]) * cps,
+                                   False, per_sm, 1)
+        text = text.replace("l2_warm: false\n", "l2_state: %s\n" % r["l2_state"])
+        return text, ["workload.compute_cycles=%d" % round(CONSUMER_CYCLES / cps)]
+    # As silicon runs it: a grid of N CTAs per SM (CTA e on SM e % 132, taking tiles e, e + grid,
+    # ...), each its own issuer and consumer with its own S-stage ring; the sample of tiles per SM
+    # is shared by the SM's CTAs (workload.ctas_per_sm, docs/scenarios.md).
+    text = cal.stream_scenario(mb, rb, inner, nrows, swz, r["l2_promotion"], r["order"], int(r["stages"]), False,
+                               per_sm, 1)
     text = text.replace("l2_warm: false\n", "l2_state: %s\n" % r["l2_state"])
-    # Two CTAs on an SM: as one consumer with half the per-tile cost and their stages together
-    # (the model runs one issuer per SM).
-    return text, ["workload.compute_cycles=%d" % round(CONSUMER_CYCLES / cps)]
+    sets = ["workload.compute_cycles=%d" % CONSUMER_CYCLES]
+    if cps > 1:
+        sets.append("workload.ctas_per_sm=%d" % cps)
+    return text, sets
 
 
 def gemm_scenario(r, tiles_per_sm=2):
@@ -106,6 +117,12 @@ def main():
     ap.add_argument("--cache", default=os.path.join(cal.ROOT, "build/heldout-cache.json"))
     ap.add_argument("--report", default=None)
     ap.add_argument("--skip-gemm", action="store_true")
+    ap.add_argument("--groups", default=None,
+                    help="comma-separated space.csv groups to replay (grid, occupancy, state, tall, pitch); "
+                         "only these, without the descriptor and GEMM families")
+    ap.add_argument("--ctas", choices=("real", "approx"), default="real",
+                    help="several CTAs per SM as the model's CTA slots (real, the default) or as the older "
+                         "one-issuer approximation (approx)")
     a = ap.parse_args()
     data = os.path.join(cal.ROOT, "tests/calibration", a.gpu)
     arch = a.arch or os.path.join(cal.ROOT, "configs/arch/%s.yaml" % a.gpu)
@@ -121,10 +138,12 @@ def main():
         return out
 
     space = rows(os.path.join(data, "space.csv"))
+    if a.groups:
+        space = [r for r in space if r["group"] in a.groups.split(",")]
     space = [r for r in space if r["group"] != "state" or r["tensor_mb"] == "64"]
     state64 = [r for r in space if r["group"] == "state"]
     stream = [r for r in space if r["group"] != "state"]
-    preds = run_all([space_scenario(r, a.tiles_per_sm) for r in stream])
+    preds = run_all([space_scenario(r, a.tiles_per_sm, ctas=a.ctas) for r in stream])
     fams = {}
     def fam(name, unit="GB/s", absolute=False):
         return fams.setdefault(name, Family(name, unit, absolute))
@@ -139,7 +158,7 @@ def main():
         fam(key).add(label, float(r["span_gbps"]), s["load_bandwidth_gbs"])
         pred_of[r["point"]] = s["load_bandwidth_gbs"]
     # The L2 at launch: 64 MB tensors run whole; dirty and warm against clean, in microseconds.
-    spreds = run_all([space_scenario(r, 0, whole=True) for r in state64])
+    spreds = run_all([space_scenario(r, 0, whole=True, ctas=a.ctas) for r in state64])
     by = {}
     for r, s in zip(state64, spreds):
         by.setdefault((r["inner_bytes"], r["rows"], r["order"], r["l2_promotion"]), {})[r["l2_state"]] = (r, s)
@@ -177,7 +196,7 @@ def main():
     # Traffic (ncu) of the space points, against the model's sampled runs.
     tr = rows(os.path.join(data, "space_traffic.csv"))
     tr = [t for t in tr if t["point"] in pred_of]
-    tpreds = run_all([space_scenario(t, a.tiles_per_sm) for t in tr])
+    tpreds = run_all([space_scenario(t, a.tiles_per_sm, ctas=a.ctas) for t in tr])
     for t, s in zip(tr, tpreds):
         label = "%sMB %sB x %s %s %s x%s" % (t["tensor_mb"], t["inner_bytes"], t["rows"], t["order"], t["l2_promotion"],
                                             t["ctas_per_sm"])
@@ -190,7 +209,8 @@ def main():
                                                              100 * s["l2_hit_rate"])
     # Descriptor cache: serial loads over K maps in global memory (param: the model has no K > 1 there).
     ds = [r for r in rows(os.path.join(data, "descriptor_space.csv"))
-          if r["mode"] == "serial" and r["location"] == "global" and r["prefetch"] in ("none", "all")]
+          if r["mode"] == "serial" and r["location"] == "global" and r["prefetch"] in ("none", "all")
+          and not a.groups]
     dpreds = run_all([descriptor_scenario(r) for r in ds])
     one = {}
     for r, s in zip(ds, dpreds):
@@ -204,7 +224,7 @@ def main():
                 "cycles", True).add(
                 "K=%s" % r["K"], float(r["median_cycles"]) - one[r["prefetch"]][0], s["latency_p50"] - one[r["prefetch"]][1])
     gm = []
-    if not a.skip_gemm:
+    if not a.skip_gemm and not a.groups:
         gm = [r for r in rows(os.path.join(data, "gemm.csv")) if r["M"] == "8192"]
         gpreds = run_all([gemm_scenario(r) for r in gm])
         gtr = {t["point"]: t for t in rows(os.path.join(data, "gemm_traffic.csv"))}

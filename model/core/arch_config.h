@@ -15,6 +15,7 @@ struct SmConfig {
   uint32_t mma_flops_per_cycle_bf16 = 4096;  // bf16 and fp16 operands
   uint32_t mma_flops_per_cycle_fp8 = 8192;   // fp8 (e4m3, e5m2) and int8 operands
   uint32_t mma_flops_per_cycle_tf32 = 2048;  // tf32 operands (f32 tensors)
+  uint32_t max_ctas_per_sm = 32;             // CTAs resident on an SM at once, whatever their shared memory
 };
 
 struct TmaUnitConfig {
@@ -52,6 +53,11 @@ struct SmemConfig {
   uint32_t read_bytes_per_cycle = 128;    // TMA read port (stores, reductions)
   uint32_t lsu_bytes_per_cycle = 128;     // the CTA's own reads (ldmatrix-style fragment loads)
   uint32_t crossbar_latency = 4;          // swizzle crossbar, data in to bank write
+  // Occupancy: a CTA takes its own shared memory plus reserved_per_cta_bytes (the system's, per
+  // block), and may take at most max_cta_bytes; as many CTAs run on an SM at once as fit in
+  // capacity_bytes (docs/scenarios.md, "CTAs per SM").
+  uint32_t max_cta_bytes = 227 * 1024;
+  uint32_t reserved_per_cta_bytes = 1024;
 };
 
 struct L2Config {
@@ -151,6 +157,9 @@ struct ClusterConfig {
 // cudaEvents around a launch measure the span plus this (the launch, CTA dispatch, teardown).
 struct LaunchConfig {
   uint32_t overhead_ns = 0;
+  // A CTA of a later wave starts this long after the CTA whose slot it takes has ended (the block
+  // scheduler's dispatch); the first wave's CTAs all start at once.
+  uint32_t cta_dispatch_ns = 0;
 };
 
 struct SimConfig {

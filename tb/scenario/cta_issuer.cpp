@@ -1,3 +1,4 @@
+#define SC_INCLUDE_DYNAMIC_PROCESSES  // the slots after the first: threads spawned at elaboration
 #include "tma/scenario/cta_issuer.h"
 
 #include <algorithm>
@@ -9,28 +10,94 @@ namespace tma {
 
 namespace {
 constexpr uint32_t kBulkMbarrier = 0xFFFFFFFFu;  // completions of stores, reductions and prefetches
-}
+// An operation's id: (SM + 1) << 40, its slot << 32, then a count (slot 0's ids are those of an
+// SM with one slot). A completion finds its slot from the id, a multicast's from the issuing
+// CTA's, in the same slot of a peer SM.
+constexpr int kSlotShift = 32;
+uint32_t slot_of(uint64_t op_id) { return static_cast<uint32_t>((op_id >> kSlotShift) & 0xFF); }
+}  // namespace
 
 CtaIssuer::CtaIssuer(sc_core::sc_module_name name, std::vector<const CtaProgram*> own,
                      std::shared_ptr<CtaQueue> queue, uint32_t stages, int sm, int cta,
                      std::shared_ptr<ClusterSync> cluster, double clock_mhz, InvariantLog& invariants)
-    : sc_module(name), cmd_out("cmd_out"), completion_in("completion_in"), lsu_out("lsu_out"), own_(std::move(own)),
+    : sc_module(name), cmd_out("cmd_out"), completion_in("completion_in"), lsu_out("lsu_out"),
       queue_(std::move(queue)), stages_(std::max<uint32_t>(1, stages)), sm_(sm), cta_(cta),
-      cluster_(std::move(cluster)), invariants_(invariants), clock_(clock_mhz),
-      next_op_id_((static_cast<uint64_t>(sm) + 1) << 40) {
+      invariants_(invariants), clock_(clock_mhz) {
+  init(1);
+  slots_[0]->own = std::move(own);
+  slots_[0]->cluster = std::move(cluster);
+}
+
+CtaIssuer::CtaIssuer(sc_core::sc_module_name name, std::vector<std::vector<const CtaProgram*>> own,
+                     std::shared_ptr<CtaQueue> queue, uint32_t stages, int sm, int cta,
+                     std::vector<std::shared_ptr<ClusterSync>> clusters, uint32_t smem_stride,
+                     uint64_t dispatch_cycles, double clock_mhz, InvariantLog& invariants)
+    : sc_module(name), cmd_out("cmd_out"), completion_in("completion_in"), lsu_out("lsu_out"),
+      queue_(std::move(queue)), stages_(std::max<uint32_t>(1, stages)), sm_(sm), cta_(cta),
+      smem_stride_(smem_stride), dispatch_cycles_(dispatch_cycles), invariants_(invariants), clock_(clock_mhz) {
+  init(static_cast<uint32_t>(std::max<size_t>(1, own.size())));
+  for (size_t k = 0; k < slots_.size() && k < own.size(); ++k) {
+    slots_[k]->own = std::move(own[k]);
+    slots_[k]->cluster = clusters[k];
+  }
+}
+
+void CtaIssuer::init(uint32_t slots) {
   completion_in.register_b_transport(this, &CtaIssuer::completed);
+  for (uint32_t k = 0; k < slots; ++k) {
+    slots_.push_back(std::make_unique<Slot>());
+    slots_.back()->index = k;
+    slots_.back()->next_op_id = ((static_cast<uint64_t>(sm_) + 1) << 40) | (static_cast<uint64_t>(k) << kSlotShift);
+  }
   SC_HAS_PROCESS(CtaIssuer);
   SC_THREAD(producer);
   SC_THREAD(consumer);
+  // The other slots' threads: spawned at elaboration, after slot 0's (whose order of evaluation
+  // is that of an SM with one slot).
+  for (uint32_t k = 1; k < slots; ++k) {
+    Slot* s = slots_[k].get();
+    const std::string n = "slot" + std::to_string(k);
+    sc_core::sc_spawn_options opt;
+    sc_core::sc_spawn([this, s] { produce(*s); }, (n + "_producer").c_str(), &opt);
+    sc_core::sc_spawn([this, s] { consume_all(*s); }, (n + "_consumer").c_str(), &opt);
+  }
 }
 
-void CtaIssuer::issue(IssueOp op, uint32_t mbarrier) {
+uint64_t CtaIssuer::waves() const {
+  uint64_t w = 0;
+  for (const auto& s : slots_) w = std::max(w, s->ctas_run);
+  return w;
+}
+
+uint64_t CtaIssuer::ctas_run() const {
+  uint64_t n = 0;
+  for (const auto& s : slots_) n += s->ctas_run;
+  return n;
+}
+
+uint64_t CtaIssuer::consumer_cycles(uint64_t now) const {
+  uint64_t n = 0;
+  for (const auto& s : slots_) n += s->finished ? s->finish_cycle : now;
+  return n;
+}
+
+void CtaIssuer::running_changed(int delta) {
+  const uint64_t now = clock_.now_cycles();
+  cta_cycles_ += running_ * (now - running_since_);
+  running_since_ = now;
+  running_ = static_cast<uint32_t>(static_cast<int>(running_) + delta);
+  max_running_ = std::max(max_running_, running_);
+}
+
+void CtaIssuer::issue(Slot& s, IssueOp op, uint32_t mbarrier) {
   op.cmd.mbarrier = mbarrier;
-  op.cmd.op_id = next_op_id_++;
+  op.cmd.op_id = s.next_op_id++;
   op.cmd.sm = sm_;
+  // The slot's shared memory (slot 0 at 0): tiles, stores' sources.
+  if (op.cmd.kind == UnitCommandKind::tensor_op) op.cmd.op.smem_addr += s.index * smem_stride_;
   issued_at_[op.cmd.op_id] = clock_.now_cycles();
   ++ops_issued_;
-  if (mbarrier == kBulkMbarrier) ++bulk_issued_;
+  if (mbarrier == kBulkMbarrier) ++s.bulk_issued;
   tlm::tlm_generic_payload gp;
   gp.set_command(tlm::TLM_WRITE_COMMAND);
   gp.set_data_length(0);
@@ -50,24 +117,31 @@ void CtaIssuer::completed(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
     latencies_.push_back(static_cast<uint32_t>(clock_.now_cycles() - it->second));
     issued_at_.erase(it);
   }
+  const uint32_t k = slot_of(c->op_id);
+  if (k >= slots_.size()) {  // (counted only when it fails: a run of one slot checks what it did)
+    invariants_.check(false, std::string(name()) + ": completion for CTA slot " + std::to_string(k));
+    return;
+  }
+  Slot& s = *slots_[k];
   if (c->mbarrier == kBulkMbarrier) {
-    ++bulk_done_;
-    after_pending_.erase(c->op_id);
-    invariants_.check(bulk_done_ <= bulk_issued_, std::string(name()) + ": more bulk completions than bulk operations");
+    ++s.bulk_done;
+    s.after_pending.erase(c->op_id);
+    invariants_.check(s.bulk_done <= s.bulk_issued, std::string(name()) + ": more bulk completions than bulk operations");
   } else {
     // Each step's mbarrier receives exactly the completions the step expects.
-    const bool known = c->mbarrier < got_.size();
-    invariants_.check(known && got_[c->mbarrier] < steps_[c->mbarrier]->expected_completions,
+    const bool known = c->mbarrier < s.got.size();
+    invariants_.check(known && s.got[c->mbarrier] < s.steps[c->mbarrier]->expected_completions,
                       std::string(name()) + ": unexpected completion on mbarrier " + std::to_string(c->mbarrier));
-    if (known) ++got_[c->mbarrier];
+    if (known) ++s.got[c->mbarrier];
   }
-  completion_event_.notify(sc_core::SC_ZERO_TIME);
+  s.completion_event.notify(sc_core::SC_ZERO_TIME);
 }
 
-uint64_t CtaIssuer::read_tiles(const Step& st) {
+uint64_t CtaIssuer::read_tiles(const Slot& s, const Step& st) {
   uint64_t done = clock_.now_cycles();
   SmemAccess acc;
   acc.cta = cta_;
+  const uint32_t base = s.index * smem_stride_;
   for (const TileRead& t : st.reads) {
     // 16-byte pieces down 8 rows at a time (one ldmatrix 8x8 b16 matrix), then across.
     acc.chunks.clear();
@@ -75,7 +149,8 @@ uint64_t CtaIssuer::read_tiles(const Step& st) {
     for (uint32_t r0 = 0; r0 < t.rows; r0 += 8)
       for (uint32_t c = 0; c + 16 <= t.row_bytes; c += 16)
         for (uint32_t r = r0; r < std::min(r0 + 8, t.rows); ++r) {
-          acc.chunks.push_back(SmemChunk{crossbar_swizzle(t.swizzle, t.atom, t.smem_addr + r * t.pitch + c), 16, offset});
+          acc.chunks.push_back(
+              SmemChunk{crossbar_swizzle(t.swizzle, t.atom, base + t.smem_addr + r * t.pitch + c), 16, offset});
           offset += 16;
         }
     read_buffer_.resize(offset);
@@ -91,119 +166,141 @@ uint64_t CtaIssuer::read_tiles(const Step& st) {
   return done;
 }
 
-const CtaProgram* CtaIssuer::start_cta(uint64_t k) {
-  // The SM is free when its last CTA has ended; a cluster starts together, once every CTA of the
+const CtaProgram* CtaIssuer::start_cta(Slot& s, uint64_t k) {
+  // The slot is free when its last CTA has ended; a cluster starts together, once every CTA of the
   // cluster has ended its last (those that run fewer CTAs, once they have ended them all).
+  ClusterSync& cl = *s.cluster;
   auto ended = [&] {
-    for (size_t c = 0; c < cluster_->exited.size(); ++c) {
-      const uint64_t need = c == static_cast<size_t>(cta_) ? k : std::min<uint64_t>(k, cluster_->ctas[c]);
-      if (cluster_->exited[c] < need) return false;
+    for (size_t c = 0; c < cl.exited.size(); ++c) {
+      const uint64_t need = c == static_cast<size_t>(cta_) ? k : std::min<uint64_t>(k, cl.ctas[c]);
+      if (cl.exited[c] < need) return false;
     }
     return true;
   };
-  while (!ended()) sc_core::wait(cluster_->changed);
-  if (k < own_.size()) return own_[k];
-  if (queue_ && queue_->next < queue_->ctas.size()) return queue_->ctas[queue_->next++];
-  return nullptr;
+  while (!ended()) sc_core::wait(cl.changed);
+  const CtaProgram* next = nullptr;
+  if (k < s.own.size()) next = s.own[k];
+  else if (queue_ && queue_->next < queue_->ctas.size()) next = queue_->ctas[queue_->next++];
+  // The block scheduler hands a freed slot its next CTA dispatch_cycles after the last one ended.
+  if (next && k > 0 && dispatch_cycles_) {
+    const uint64_t at = s.last_end_cycle + dispatch_cycles_, now = clock_.now_cycles();
+    if (at > now) sc_core::wait(clock_.to_time(at - now));
+  }
+  return next;
 }
 
-void CtaIssuer::producer() {
+void CtaIssuer::produce(Slot& s) {
   for (uint64_t k = 0;; ++k) {
-    const CtaProgram* cta = start_cta(k);
+    const CtaProgram* cta = start_cta(s, k);
     if (!cta) break;
-    ++ctas_run_;
-    const size_t first = steps_.size();
-    for (const Step& st : cta->steps) steps_.push_back(&st);
-    got_.resize(steps_.size(), 0);
-    cta_end_.push_back(steps_.size());
-    cta_started_.notify(sc_core::SC_ZERO_TIME);
-    for (const IssueOp& op : cta->prologue) issue(op, kBulkMbarrier);
-    ++prologues_issued_;  // the CTA cannot end before (its prefetches are its bulk operations too)
-    cta_started_.notify(sc_core::SC_ZERO_TIME);
-    for (size_t i = first; i < steps_.size(); ++i) {
-      const Step& st = *steps_[i];
-      const uint32_t s = static_cast<uint32_t>(i % stages_);
+    ++s.ctas_run;
+    running_changed(+1);
+    const size_t first = s.steps.size();
+    for (const Step& st : cta->steps) s.steps.push_back(&st);
+    s.got.resize(s.steps.size(), 0);
+    s.cta_end.push_back(s.steps.size());
+    s.cta_started.notify(sc_core::SC_ZERO_TIME);
+    for (const IssueOp& op : cta->prologue) issue(s, op, kBulkMbarrier);
+    ++s.prologues_issued;  // the CTA cannot end before (its prefetches are its bulk operations too)
+    s.cta_started.notify(sc_core::SC_ZERO_TIME);
+    for (size_t i = first; i < s.steps.size(); ++i) {
+      const Step& st = *s.steps[i];
+      const uint32_t stage = static_cast<uint32_t>(i % stages_);
       const uint64_t uses = i / stages_;  // releases of this stage needed before it is free
       const uint64_t t0 = clock_.now_cycles();
       const bool multicasts =
           std::any_of(st.loads.begin(), st.loads.end(), [](const IssueOp& o) { return o.cmd.cta_mask; });
       while (true) {
-        bool free = cluster_->released[cta_][s] >= uses;
+        bool free = s.cluster->released[cta_][stage] >= uses;
         if (multicasts)
-          for (const auto& peer : cluster_->released) free = free && peer[s] >= uses;
+          for (const auto& peer : s.cluster->released) free = free && peer[stage] >= uses;
         if (free) break;
-        sc_core::wait(cluster_->changed);
+        sc_core::wait(s.cluster->changed);
       }
       producer_stall_cycles_ += clock_.now_cycles() - t0;
       for (size_t j = 0; j < st.loads.size(); ++j) {
         if (j == st.release_wait_from) {
           const uint64_t w0 = clock_.now_cycles();
-          while (released_steps_ < i) sc_core::wait(cluster_->changed);
+          while (s.released_steps < i) sc_core::wait(s.cluster->changed);
           producer_stall_cycles_ += clock_.now_cycles() - w0;
         }
-        issue(st.loads[j], static_cast<uint32_t>(i));
+        issue(s, st.loads[j], static_cast<uint32_t>(i));
       }
     }
   }
-  producer_done_ = true;
-  cta_started_.notify(sc_core::SC_ZERO_TIME);
+  s.producer_done = true;
+  s.cta_started.notify(sc_core::SC_ZERO_TIME);
 }
 
-void CtaIssuer::consume(size_t i) {
-  const Step& st = *steps_[i];
+void CtaIssuer::consume(Slot& s, size_t i) {
+  const Step& st = *s.steps[i];
   const uint64_t t0 = clock_.now_cycles();
-  while (got_[i] < st.expected_completions) sc_core::wait(completion_event_);
+  while (s.got[i] < st.expected_completions) sc_core::wait(s.completion_event);
   consumer_wait_cycles_ += clock_.now_cycles() - t0;
   // The math overlaps the fragment reads: the step takes the longer of the two.
   const uint64_t now = clock_.now_cycles();
-  const uint64_t busy = std::max<uint64_t>(st.compute_cycles, st.reads.empty() ? 0 : read_tiles(st) - now);
+  const uint64_t busy = std::max<uint64_t>(st.compute_cycles, st.reads.empty() ? 0 : read_tiles(s, st) - now);
   if (busy) sc_core::wait(clock_.to_time(busy));
   if (st.bulk_wait_pending != kNoBulkWait) {
     // cp.async.bulk.wait_group(.read) N: at most N earlier bulk operations of the steps still owed.
     const uint64_t w0 = clock_.now_cycles();
-    while (after_pending_.size() > st.bulk_wait_pending) sc_core::wait(completion_event_);
+    while (s.after_pending.size() > st.bulk_wait_pending) sc_core::wait(s.completion_event);
     bulk_wait_cycles_ += clock_.now_cycles() - w0;
   }
   for (const IssueOp& op : st.after) {
-    after_pending_.insert(next_op_id_);  // the id issue() gives it
-    issue(op, kBulkMbarrier);
+    s.after_pending.insert(s.next_op_id);  // the id issue() gives it
+    issue(s, op, kBulkMbarrier);
   }
   if (st.bulk_wait_after) {
     const uint64_t w0 = clock_.now_cycles();
-    while (!after_pending_.empty()) sc_core::wait(completion_event_);
+    while (!s.after_pending.empty()) sc_core::wait(s.completion_event);
     bulk_wait_cycles_ += clock_.now_cycles() - w0;
   }
-  ++cluster_->released[cta_][i % stages_];
-  ++released_steps_;
-  cluster_->changed.notify(sc_core::SC_ZERO_TIME);
+  ++s.cluster->released[cta_][i % stages_];
+  ++s.released_steps;
+  s.cluster->changed.notify(sc_core::SC_ZERO_TIME);
 }
 
-void CtaIssuer::consumer() {
+void CtaIssuer::consume_all(Slot& s) {
   size_t i = 0;
   for (uint64_t k = 0;; ++k) {
-    while (cta_end_.size() <= k && !producer_done_) sc_core::wait(cta_started_);
-    if (cta_end_.size() <= k) break;
-    for (; i < cta_end_[k]; ++i) consume(i);
+    while (s.cta_end.size() <= k && !s.producer_done) sc_core::wait(s.cta_started);
+    if (s.cta_end.size() <= k) break;
+    for (; i < s.cta_end[k]; ++i) consume(s, i);
     // The CTA ends when its stores and prefetches have completed.
-    while (prologues_issued_ <= k) sc_core::wait(cta_started_);
-    while (bulk_done_ < bulk_issued_) sc_core::wait(completion_event_);
-    ++cluster_->exited[cta_];
-    cluster_->changed.notify(sc_core::SC_ZERO_TIME);
+    while (s.prologues_issued <= k) sc_core::wait(s.cta_started);
+    while (s.bulk_done < s.bulk_issued) sc_core::wait(s.completion_event);
+    s.last_end_cycle = clock_.now_cycles();
+    running_changed(-1);
+    ++s.cluster->exited[cta_];
+    s.cluster->changed.notify(sc_core::SC_ZERO_TIME);
   }
-  finished_ = true;
-  finish_cycle_ = clock_.now_cycles();
-  finished_event_.notify(sc_core::SC_ZERO_TIME);
+  s.finished = true;
+  s.finish_cycle = clock_.now_cycles();
+  // The SM is done when every slot is.
+  if (std::all_of(slots_.begin(), slots_.end(), [](const auto& x) { return x->finished; })) {
+    finished_ = true;
+    finish_cycle_ = clock_.now_cycles();
+    running_changed(0);
+    finished_event_.notify(sc_core::SC_ZERO_TIME);
+  }
 }
 
 void CtaIssuer::collect_stats(StatsRecord& out) const {
-  out.add("ctas", ctas_run_);
-  out.add("steps", static_cast<uint64_t>(steps_.size()));
+  uint64_t steps = 0;
+  for (const auto& s : slots_) steps += s->steps.size();
+  out.add("ctas", ctas_run());
+  out.add("steps", steps);
   out.add("ops_issued", ops_issued_);
   out.add("faults", faults_);
   out.add("producer_stall_cycles", producer_stall_cycles_);
   out.add("consumer_wait_cycles", consumer_wait_cycles_);
   out.add("bulk_wait_cycles", bulk_wait_cycles_);
   out.add("finish_cycle", finish_cycle_);
+  out.add("cta_slots", static_cast<uint64_t>(slots_.size()));
+  out.add("max_concurrent_ctas", static_cast<uint64_t>(max_running_));
+  out.add("cta_cycles", cta_cycles_);
+  out.add("waves", waves());
 }
 
 }  // namespace tma

@@ -368,8 +368,12 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
   w.schedule.raster = order == "column_major" ? Raster::m : Raster::n;
   w.prefetch_descriptors = n["prefetch_descriptors"].as_bool_or(false);
   w.consumer_reads = n["consumer_reads"].as_bool_or(false);
+  if (!n["ctas_per_sm"].is_null()) {
+    const YamlField c = n["ctas_per_sm"];
+    w.ctas_per_sm = c.is_scalar() && c.as_string() == "auto" ? 0 : static_cast<uint32_t>(c.as_uint64(1, 255));
+  }
   if (kind == "gemm") {
-    n.check_keys({"kind", "a", "b", "c", "m", "n", "k", "stages", "compute_cycles", "max_tiles_per_sm", "tile_order",
+    n.check_keys({"kind", "ctas_per_sm", "a", "b", "c", "m", "n", "k", "stages", "compute_cycles", "max_tiles_per_sm", "tile_order",
                   "schedule", "prefetch_descriptors", "multicast_a", "consumer_reads", "mma_dtype"});
     read_schedule(n, w.schedule);
     w.kind = WorkloadKind::gemm;
@@ -384,7 +388,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     if (w.multicast_a && s.cluster_size < 2) throw n["multicast_a"].error("multicast needs cluster_size of 2 or more");
     check_gemm(n, s, w);
   } else if (kind == "conv") {
-    n.check_keys({"kind", "activation", "filter", "filter_size", "output_channel_tiles", "stages", "compute_cycles",
+    n.check_keys({"kind", "ctas_per_sm", "activation", "filter", "filter_size", "output_channel_tiles", "stages", "compute_cycles",
                   "max_tiles_per_sm", "tile_order", "schedule", "prefetch_descriptors", "consumer_reads", "mma_dtype"});
     read_schedule(n, w.schedule);
     w.kind = WorkloadKind::conv;
@@ -399,7 +403,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     w.output_channel_tiles = static_cast<uint32_t>(n["output_channel_tiles"].as_uint64_or(1, 1, 1u << 16));
     check_conv(n, s, w);
   } else if (kind == "stream") {
-    n.check_keys({"kind", "load", "store", "reduce", "passes", "stages", "compute_cycles", "max_tiles_per_sm",
+    n.check_keys({"kind", "ctas_per_sm", "load", "store", "reduce", "passes", "stages", "compute_cycles", "max_tiles_per_sm",
                   "tile_order", "prefetch_descriptors", "consumer_reads", "multicast", "multicast_issuer", "shared_tiles"});
     w.kind = WorkloadKind::stream;
     w.passes = static_cast<uint32_t>(n["passes"].as_uint64_or(1, 1, 1u << 20));
@@ -445,7 +449,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     }
     if (!w.load.empty() && !w.store.empty()) check_stream_store(n, s, w);
   } else if (kind == "attention" || kind == "decode") {
-    n.check_keys({"kind", "q", "k", "v", "o", "causal", "split_kv", "stages", "compute_cycles", "max_tiles_per_sm",
+    n.check_keys({"kind", "ctas_per_sm", "q", "k", "v", "o", "causal", "split_kv", "stages", "compute_cycles", "max_tiles_per_sm",
                   "schedule", "prefetch_descriptors", "consumer_reads", "mma_dtype"});
     w.kind = WorkloadKind::attention;
     w.decode = kind == "decode";

@@ -64,6 +64,9 @@ struct Workload {
   TileSchedule schedule;               // tile order (raster; grouping and swizzle for gemm and conv), persistence
   bool prefetch_descriptors = false;   // prefetch.tensormap at the start
   bool consumer_reads = false;         // the consumer reads each loaded tile (bank conflicts show)
+  // CTAs an SM runs at once, each its own producer and consumer (docs/scenarios.md, "CTAs per
+  // SM"); 0: `auto`, as many as the SM's shared memory holds.
+  uint32_t ctas_per_sm = 1;
   // gemm
   std::string a, b, c;                 // descriptors (c optional: output tile store)
   uint64_t m = 0, n = 0, k = 0;

@@ -282,26 +282,39 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   }
   const Launch launch = given ? *given : build_launch(s, arch);
   if (s.l2_state == L2State::warm) prefill_as_run_before(gpu.l2(), s, sm_programs(launch, s.sms));
-  // Each SM's own CTAs, and those the first free SM takes.
-  std::vector<std::vector<const CtaProgram*>> own(s.sms);
+  // Each SM's own CTAs, dealt to its CTA slots in turn, and those the first free slot takes.
+  const uint32_t slots = std::max<uint32_t>(1, launch.ctas_per_sm);
+  std::vector<std::vector<std::vector<const CtaProgram*>>> own(s.sms, std::vector<std::vector<const CtaProgram*>>(slots));
+  std::vector<uint64_t> dealt(s.sms, 0);
   auto queue = std::make_shared<CtaQueue>();
-  for (size_t i = 0; i < launch.ctas.size(); ++i)
-    (launch.sm[i] == kAnySm ? queue->ctas : own[static_cast<size_t>(launch.sm[i])]).push_back(&launch.ctas[i]);
-  auto cluster_syncs = std::vector<std::shared_ptr<ClusterSync>>();
-  for (uint32_t c = 0; c < s.sms / s.cluster_size; ++c) {
-    auto sync = std::make_shared<ClusterSync>();
-    sync->released.assign(s.cluster_size, std::vector<uint64_t>(s.workload.stages, 0));
-    sync->exited.assign(s.cluster_size, 0);
-    for (uint32_t k = 0; k < s.cluster_size; ++k) sync->ctas.push_back(own[c * s.cluster_size + k].size());
-    cluster_syncs.push_back(sync);
+  for (size_t i = 0; i < launch.ctas.size(); ++i) {
+    if (launch.sm[i] == kAnySm) {
+      queue->ctas.push_back(&launch.ctas[i]);
+      continue;
+    }
+    const size_t sm = static_cast<size_t>(launch.sm[i]);
+    own[sm][dealt[sm]++ % slots].push_back(&launch.ctas[i]);
   }
+  // One sync per cluster and slot: the CTAs of a cluster run in the same slot of its SMs.
+  std::vector<std::vector<std::shared_ptr<ClusterSync>>> cluster_syncs(s.sms / s.cluster_size);
+  for (uint32_t c = 0; c < s.sms / s.cluster_size; ++c)
+    for (uint32_t slot = 0; slot < slots; ++slot) {
+      auto sync = std::make_shared<ClusterSync>();
+      sync->released.assign(s.cluster_size, std::vector<uint64_t>(s.workload.stages, 0));
+      sync->exited.assign(s.cluster_size, 0);
+      for (uint32_t k = 0; k < s.cluster_size; ++k) sync->ctas.push_back(own[c * s.cluster_size + k][slot].size());
+      cluster_syncs[c].push_back(sync);
+    }
+  // A later CTA starts launch.cta_dispatch_ns after the one whose slot it takes ends.
+  const uint64_t dispatch_cycles =
+      static_cast<uint64_t>(arch.launch.cta_dispatch_ns * arch.sm_clock_mhz / 1000.0 + 0.5);
   std::vector<std::unique_ptr<CtaIssuer>> issuers;
   for (uint32_t sm = 0; sm < s.sms; ++sm) {
     const std::string n = "cta" + std::to_string(sm);
     issuers.push_back(std::make_unique<CtaIssuer>(n.c_str(), own[sm], queue, s.workload.stages, static_cast<int>(sm),
                                                   static_cast<int>(sm % s.cluster_size),
-                                                  cluster_syncs[sm / s.cluster_size], arch.sm_clock_mhz,
-                                                  gpu.invariants()));
+                                                  cluster_syncs[sm / s.cluster_size], launch.cta_smem_stride,
+                                                  dispatch_cycles, arch.sm_clock_mhz, gpu.invariants()));
     issuers.back()->cmd_out.bind(gpu.unit(sm).cmd_in);
     issuers.back()->lsu_out.bind(gpu.unit(sm).smem().lsu_in);
     gpu.fabric().completion_out.bind(issuers.back()->completion_in);
@@ -387,7 +400,16 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   r.overfetch_unread_bytes = sum("gpu.l2", "overfetch_unread_bytes");
   r.consumer_wait_cycles = sum("", "consumer_wait_cycles");
   r.bulk_wait_cycles = sum("", "bulk_wait_cycles");
-  for (auto& i : issuers) r.consumer_cycles += i->finished() ? i->finish_cycle() : simulated_cycles;
+  for (auto& i : issuers) r.consumer_cycles += i->consumer_cycles(simulated_cycles);
+  r.ctas_per_sm = slots;
+  r.grid_ctas = launch.ctas.size();
+  uint64_t resident = 0;
+  for (auto& i : issuers) {
+    r.waves = std::max(r.waves, i->waves());
+    r.max_concurrent_ctas = std::max(r.max_concurrent_ctas, i->max_concurrent_ctas());
+    resident += i->cta_cycles();
+  }
+  r.mean_concurrent_ctas = r.cycles ? static_cast<double>(resident) / (static_cast<double>(r.cycles) * s.sms) : 0;
   r.lts_sectors = sum("gpu.l2", "lts_sectors");
   r.dram_row_misses = sum("gpu.dram", "row_misses");
   r.scoreboard_checked = scoreboard.checked();
@@ -453,6 +475,8 @@ std::vector<SummaryField> summary_fields(const RunSummary& r) {
       {"l2_read_bandwidth_gbs", f(r.l2_read_bandwidth_gbs())},
       {"overfetch_unread_bytes", u(r.overfetch_unread_bytes)},
       {"consumer_load_wait_share", f(r.load_wait_share())}, {"consumer_store_wait_share", f(r.store_wait_share())},
+      {"ctas_per_sm", u(r.ctas_per_sm)}, {"grid_ctas", u(r.grid_ctas)}, {"waves", u(r.waves)},
+      {"max_concurrent_ctas", u(r.max_concurrent_ctas)}, {"mean_concurrent_ctas", f(r.mean_concurrent_ctas)},
   };
 }
 
@@ -503,6 +527,10 @@ void print_summary(std::FILE* out, const RunSummary& r) {
     std::fprintf(out, "  consumers          waited on loads %.1f%% and on stores %.1f%% of their time: %s\n",
                  100 * r.load_wait_share(), 100 * r.store_wait_share(), waits >= 0.5 ? "memory-bound" : "compute-bound");
   }
+  if (r.ctas_per_sm > 1 || r.waves > 1)  // several CTAs per SM or a grid in waves
+    std::fprintf(out, "  CTAs               %llu in %llu wave%s of %u per SM; at once per SM: at most %u, %.2f on average\n",
+                 static_cast<unsigned long long>(r.grid_ctas), static_cast<unsigned long long>(r.waves),
+                 r.waves == 1 ? "" : "s", r.ctas_per_sm, r.max_concurrent_ctas, r.mean_concurrent_ctas);
   std::fprintf(out, "  descriptor cache   %llu hits, %llu misses\n", static_cast<unsigned long long>(r.descriptor_hits),
                static_cast<unsigned long long>(r.descriptor_misses));
   std::fprintf(out, "  shared memory      TMA: %llu wavefronts, %llu bank conflicts; consumer reads: %llu wavefronts, %llu bank conflicts\n",

@@ -62,6 +62,13 @@ struct RunSummary {
   uint64_t consumer_wait_cycles = 0;    // the consumers waiting for their steps' loads, all CTAs
   uint64_t bulk_wait_cycles = 0;        // ... for their stores and reductions (wait_group)
   uint64_t consumer_cycles = 0;         // the CTAs' time, each until it finished (or the run's end)
+  // Occupancy: CTA slots per SM (workload.ctas_per_sm), the grid's CTAs, the most CTAs one slot ran
+  // (waves), the most CTAs an SM ran at once, and the CTAs resident per SM on average over the run.
+  uint32_t ctas_per_sm = 1;
+  uint64_t grid_ctas = 0;
+  uint64_t waves = 0;
+  uint32_t max_concurrent_ctas = 0;
+  double mean_concurrent_ctas = 0;
   uint64_t lts_sectors = 0;          // L2 sector accesses counted by both partitions (ncu's view)
   uint64_t dram_row_misses = 0;
   uint64_t scoreboard_checked = 0, scoreboard_mismatches = 0;

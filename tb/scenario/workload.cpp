@@ -84,16 +84,21 @@ std::vector<std::vector<int64_t>> persistent_deal(const std::vector<int64_t>& or
   return out;
 }
 
+// With `slots` CTAs per SM a persistent grid has sms x slots CTAs (CTA e on SM e % sms), each
+// capped at max_tiles_per_sm / slots (rounded up: the SM's cap shared by its CTAs); the first wave
+// of a grid in waves is sms x slots CTAs.
 template <typename Emit>
-Launch deal_work(const Scenario& s, const std::vector<int64_t>& order, bool persistent, uint32_t share, Emit&& emit) {
+Launch deal_work(const Scenario& s, const std::vector<int64_t>& order, bool persistent, uint32_t share, uint32_t slots,
+                 Emit&& emit) {
   const uint64_t cap = s.workload.max_tiles_per_sm;
   const uint32_t groups = s.sms / share;
   Launch out;
   if (persistent) {
-    out.ctas.resize(s.sms);
-    for (uint32_t sm = 0; sm < s.sms; ++sm) out.sm.push_back(static_cast<int32_t>(sm));
-    const auto dealt = persistent_deal(order, groups, cap);
-    for (uint32_t g = 0; g < groups; ++g)
+    const uint32_t grid = s.sms * slots;
+    out.ctas.resize(grid);
+    for (uint32_t e = 0; e < grid; ++e) out.sm.push_back(static_cast<int32_t>(e % s.sms));
+    const auto dealt = persistent_deal(order, groups * slots, div_up(cap, slots));
+    for (uint32_t g = 0; g < groups * slots; ++g)
       for (int64_t item : dealt[g])
         for (uint32_t c = 0; c < share; ++c) emit(out.ctas[g * share + c], item, c);
     return out;
@@ -107,7 +112,7 @@ Launch deal_work(const Scenario& s, const std::vector<int64_t>& order, bool pers
       const uint64_t e = out.ctas.size();
       out.ctas.emplace_back();
       emit(out.ctas.back(), item, c);
-      out.sm.push_back(s.cluster_size == 1 && e >= s.sms ? kAnySm : static_cast<int32_t>(e % s.sms));
+      out.sm.push_back(s.cluster_size == 1 && e >= uint64_t{s.sms} * slots ? kAnySm : static_cast<int32_t>(e % s.sms));
     }
   }
   return out;
@@ -129,6 +134,24 @@ void check_fits(uint64_t bytes, const ArchConfig& arch, const char* what) {
                              " bytes of shared memory; the SM has " + std::to_string(arch.smem.capacity_bytes));
 }
 
+// A CTA's shared memory: its data (stages and buffers) and two mbarriers (full, empty) a stage.
+uint64_t cta_smem(uint64_t data_bytes, uint32_t stages) { return data_bytes + 16ull * stages; }
+
+// How many CTAs per SM, and where each slot's shared memory starts: 1024-byte aligned (the
+// swizzle patterns' period) when the slots fit so, else 128-byte aligned, else packed.
+void set_occupancy(Launch& l, uint32_t slots, uint64_t cta_bytes, const ArchConfig& arch) {
+  l.ctas_per_sm = slots;
+  l.cta_smem_bytes = cta_bytes;
+  l.cta_smem_stride = static_cast<uint32_t>(cta_bytes);
+  for (uint64_t a : {1024, 128}) {
+    const uint64_t stride = align_up(cta_bytes, a);
+    if (stride * (slots - 1) + cta_bytes <= arch.smem.capacity_bytes) {
+      l.cta_smem_stride = static_cast<uint32_t>(stride);
+      break;
+    }
+  }
+}
+
 // ---- GEMM: C[M,N] = A[M,K] B[K,N]; A's descriptor has box [tk, tm] over dims [K, M], B's [tk, tn] over [K, N].
 Launch build_gemm(const Scenario& s, const ArchConfig& arch) {
   const Workload& w = s.workload;
@@ -141,6 +164,8 @@ Launch build_gemm(const Scenario& s, const ArchConfig& arch) {
   uint64_t c_bytes = 0;
   if (!w.c.empty()) c_bytes = align_up(box_smem_bytes(desc(s, w.c).map), 1024);
   check_fits(stage * w.stages + c_bytes, arch, "gemm stages");
+  const uint64_t cta_bytes = cta_smem(stage * w.stages + c_bytes, w.stages);
+  const uint32_t slots = resolve_ctas_per_sm(w, arch, cta_bytes);
   const uint64_t mt = div_up(w.m, tm), nt = div_up(w.n, tn), kt = div_up(w.k, tk);
   const uint32_t cs = w.multicast_a ? s.cluster_size : 1;
   // With multicast the CTAs of a cluster share an A row block: a cluster takes cs adjacent N
@@ -171,7 +196,9 @@ Launch build_gemm(const Scenario& s, const ArchConfig& arch) {
       p.steps.push_back(st);
     }
   };
-  return deal_work(s, tile_order(mt, ngroups, w.schedule), w.schedule.persistent, cs, emit);
+  Launch launch = deal_work(s, tile_order(mt, ngroups, w.schedule), w.schedule.persistent, cs, slots, emit);
+  set_occupancy(launch, slots, cta_bytes, arch);
+  return launch;
 }
 
 // ---- Convolution as implicit GEMM: each step loads one im2col column of activation pixels
@@ -200,6 +227,8 @@ Launch build_conv(const Scenario& s, const ArchConfig& arch) {
   const uint64_t x_bytes = align_up(box_smem_bytes(m), 1024), f_bytes = align_up(box_smem_bytes(f.map), 1024);
   const uint64_t stage = x_bytes + f_bytes;
   check_fits(stage * w.stages, arch, "conv stages");
+  const uint64_t cta_bytes = cta_smem(stage * w.stages, w.stages);
+  const uint32_t slots = resolve_ctas_per_sm(w, arch, cta_bytes);
   // The implicit GEMM's output tiles: M = pixel blocks, N = output channel tiles; a step multiplies
   // ppc pixels by cpp channels by the filter's K tile.
   const uint32_t compute = step_cycles(w, arch, 2 * ppc * cpp * f.map.box[1]);
@@ -240,7 +269,10 @@ Launch build_conv(const Scenario& s, const ArchConfig& arch) {
       }
     }
   };
-  return deal_work(s, tile_order(pixel_blocks, w.output_channel_tiles, w.schedule), w.schedule.persistent, 1, emit);
+  Launch launch =
+      deal_work(s, tile_order(pixel_blocks, w.output_channel_tiles, w.schedule), w.schedule.persistent, 1, slots, emit);
+  set_occupancy(launch, slots, cta_bytes, arch);
+  return launch;
 }
 
 // ---- Attention, FlashAttention-3's forward pass: a work item is (batch, query-head group, query
@@ -269,6 +301,8 @@ Launch build_attention(const Scenario& s, const ArchConfig& arch) {
   const uint64_t stage = 2 * chunks * kv_box;  // K and V
   const uint64_t q_base = stage * w.stages, o_base = q_base + chunks * q_box;
   check_fits(o_base + (w.out.empty() ? 0 : chunks * q_box), arch, "attention stages, Q and O");
+  const uint64_t cta_bytes = cta_smem(o_base + (w.out.empty() ? 0 : chunks * q_box), w.stages);
+  const uint32_t slots = resolve_ctas_per_sm(w, arch, cta_bytes);
   // QK^T and PV: 2 x 2 x rows x block_n x head_dim flops, on at least the 64 rows of a wgmma.
   const uint32_t compute = step_cycles(w, arch, 4 * std::max<uint64_t>(64, bm * hq) * bn * head_dim);
   // FlashAttention-3's persistent order: query block fastest (last to first when causal: the
@@ -326,7 +360,9 @@ Launch build_attention(const Scenario& s, const ArchConfig& arch) {
   };
   std::vector<int64_t> order(items.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
-  return deal_work(s, order, w.schedule.persistent, 1, emit);
+  Launch launch = deal_work(s, order, w.schedule.persistent, 1, slots, emit);
+  set_occupancy(launch, slots, cta_bytes, arch);
+  return launch;
 }
 
 // ---- Stream: every tile of a tensor (dimensions 0 and 1 tiled by the box), loaded, optionally
@@ -342,6 +378,8 @@ Launch build_stream(const Scenario& s, const ArchConfig& arch) {
   const TensorMap& m = ld.map;
   const uint64_t stage = align_up(box_smem_bytes(m), 1024);
   check_fits(stage * w.stages, arch, "stream stages");
+  const uint64_t cta_bytes = cta_smem(stage * w.stages, w.stages);
+  const uint32_t slots = resolve_ctas_per_sm(w, arch, cta_bytes);
   const uint64_t span0 = static_cast<uint64_t>(m.box[0]) * (m.interleave == Interleave::none ? 1 : m.element_strides[0]);
   const uint64_t tx = div_up(m.dims[0], span0);
   const uint64_t ty = m.rank > 1 ? div_up(m.dims[1], static_cast<uint64_t>(m.box[1])) : 1;
@@ -350,14 +388,17 @@ Launch build_stream(const Scenario& s, const ArchConfig& arch) {
   ReduceOp red = ReduceOp::add;
   OpKind back = OpKind::store;
   if (!w.reduce_op.empty()) parse_op_name("reduce_" + w.reduce_op, back, red);
-  // A persistent grid: each SM (each cluster, with multicast or shared tiles) goes over its tiles `passes` times.
-  const auto dealt = persistent_deal(tile_order(ty, tx, w.schedule), s.sms / cs, w.max_tiles_per_sm);
+  // A persistent grid: each CTA (each cluster, with multicast or shared tiles) goes over its tiles
+  // `passes` times; with N CTAs per SM, CTA e runs on SM e % sms and takes places e, e + grid, ...
+  const uint32_t grid = s.sms * slots;
+  const auto dealt = persistent_deal(tile_order(ty, tx, w.schedule), grid / cs, div_up(w.max_tiles_per_sm, slots));
   Launch launch;
-  launch.ctas.resize(s.sms);
-  for (uint32_t sm = 0; sm < s.sms; ++sm) {
-    launch.sm.push_back(static_cast<int32_t>(sm));
-    CtaProgram& p = launch.ctas[sm];
-    const uint32_t group = sm / cs, cta = sm % cs;
+  set_occupancy(launch, slots, cta_bytes, arch);
+  launch.ctas.resize(grid);
+  for (uint32_t e = 0; e < grid; ++e) {
+    launch.sm.push_back(static_cast<int32_t>(e % s.sms));
+    CtaProgram& p = launch.ctas[e];
+    const uint32_t group = e / cs, cta = e % cs;
     for (uint32_t pass = 0; pass < w.passes; ++pass)
     for (int64_t item : dealt[group]) {
       const uint64_t y = static_cast<uint64_t>(item) / tx, x = static_cast<uint64_t>(item) % tx;
@@ -427,6 +468,30 @@ Launch build_ops(const Scenario& s) {
 
 }  // namespace
 
+uint32_t resolve_ctas_per_sm(const Workload& w, const ArchConfig& arch, uint64_t cta_smem_bytes) {
+  const SmemConfig& m = arch.smem;
+  const std::string need = std::to_string(cta_smem_bytes);
+  if (cta_smem_bytes > m.max_cta_bytes)
+    throw std::runtime_error("field 'workload.stages': a CTA of stages = " + std::to_string(w.stages) + " needs " + need +
+                             " bytes of shared memory (stages, buffers and mbarriers); a CTA may have at most " +
+                             std::to_string(m.max_cta_bytes) + " (smem.max_cta_bytes)");
+  const uint64_t each = cta_smem_bytes + m.reserved_per_cta_bytes;
+  const uint64_t fit = std::min<uint64_t>(arch.sm.max_ctas_per_sm, m.capacity_bytes / each);
+  if (w.ctas_per_sm == 0) return static_cast<uint32_t>(std::max<uint64_t>(1, fit));
+  if (w.ctas_per_sm > arch.sm.max_ctas_per_sm)
+    throw std::runtime_error("field 'workload.ctas_per_sm': ctas_per_sm = " + std::to_string(w.ctas_per_sm) +
+                             "; an SM runs at most " + std::to_string(arch.sm.max_ctas_per_sm) +
+                             " CTAs at once (sm.max_ctas_per_sm)");
+  if (w.ctas_per_sm * each > m.capacity_bytes)
+    throw std::runtime_error("field 'workload.ctas_per_sm': ctas_per_sm = " + std::to_string(w.ctas_per_sm) +
+                             " CTAs of " + need + " bytes of shared memory (+ " +
+                             std::to_string(m.reserved_per_cta_bytes) + " reserved each) need " +
+                             std::to_string(w.ctas_per_sm * each) + " bytes; the SM has " +
+                             std::to_string(m.capacity_bytes) + " (smem.capacity_bytes): at most " + std::to_string(fit) +
+                             " fit (ctas_per_sm: auto)");
+  return w.ctas_per_sm;
+}
+
 uint64_t box_smem_bytes(const TensorMap& m) {
   const uint32_t span = swizzle_span(m.swizzle);
   auto padded = [&](uint64_t inner) {
@@ -478,12 +543,19 @@ Launch build_launch(const Scenario& s, const ArchConfig& arch) {
 }
 
 std::vector<SmProgram> sm_programs(const Launch& launch, uint32_t sms) {
-  std::vector<SmProgram> out(sms);
-  std::vector<bool> started(sms, false);
+  const uint32_t slots = std::max<uint32_t>(1, launch.ctas_per_sm);
+  std::vector<SmProgram> out(sms * slots);
+  std::vector<bool> started(out.size(), false);
+  std::vector<uint64_t> own(sms, 0);  // each SM's own CTAs so far: the next goes to slot own % slots
   uint64_t any = 0;
   for (size_t i = 0; i < launch.ctas.size(); ++i) {
-    const uint32_t sm =
-        launch.sm[i] == kAnySm ? static_cast<uint32_t>(any++ % sms) : static_cast<uint32_t>(launch.sm[i]);
+    uint32_t sm;  // the program's index: slot x sms + SM
+    if (launch.sm[i] == kAnySm) {
+      sm = static_cast<uint32_t>(any++ % out.size());
+    } else {
+      const uint32_t at = static_cast<uint32_t>(launch.sm[i]);
+      sm = static_cast<uint32_t>(own[at]++ % slots) * sms + at;
+    }
     const CtaProgram& c = launch.ctas[i];
     // The SM's first CTA's prologue; those of its later CTAs are left out (what walks these
     // programs looks at the steps).

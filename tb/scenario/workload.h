@@ -64,10 +64,24 @@ constexpr int32_t kAnySm = -1;
 // next CTA when its last one has ended (every CTA of its cluster, with clusters). kAnySm: the CTA
 // goes to the first SM that is free once the CTAs before it have started (the block scheduler of
 // a GPU, for grids without clusters).
+//
+// Several CTAs per SM (workload.ctas_per_sm): the SM has `ctas_per_sm` CTA slots, each its own
+// producer and consumer, its shared memory at slot x `cta_smem_stride`. An SM's own CTAs (those
+// with its number) go to its slots in turn (its j-th to slot j % ctas_per_sm); a persistent grid
+// of N CTAs per SM has CTA e on SM e % sms, slot e / sms. A kAnySm CTA takes the first slot free.
 struct Launch {
   std::vector<CtaProgram> ctas;
   std::vector<int32_t> sm;
+  uint32_t ctas_per_sm = 1;
+  uint64_t cta_smem_bytes = 0;    // one CTA's shared memory: its stages, buffers and mbarriers
+  uint32_t cta_smem_stride = 0;   // where slot k's shared memory starts: k x this
 };
+
+// CTAs per SM for a CTA of `cta_smem_bytes` of shared memory: the workload's ctas_per_sm, or with
+// `auto` (0) as many as the SM's shared memory holds (each CTA also takes the architecture's
+// smem.reserved_per_cta_bytes), at most sm.max_ctas_per_sm. Throws std::runtime_error naming the
+// field and the value when a CTA needs more than smem.max_cta_bytes or N CTAs do not fit.
+uint32_t resolve_ctas_per_sm(const Workload& w, const ArchConfig& arch, uint64_t cta_smem_bytes);
 
 // Shared-memory bytes a box of this descriptor occupies (rows x padded pitch).
 uint64_t box_smem_bytes(const TensorMap& m);
@@ -82,7 +96,8 @@ Launch build_launch(const Scenario& s, const ArchConfig& arch);
 
 // Each SM's CTAs one after another, as build_launch deals them; CTAs any SM may take are dealt
 // round robin in grid order (the order of a launch whose CTAs all take as long). For what walks
-// the operations in the order the GPU issues them (a warm L2, the bench).
+// the operations in the order the GPU issues them (a warm L2, the bench). With several CTAs per
+// SM, one program per CTA slot (sms x ctas_per_sm: slot k of SM i at k x sms + i).
 std::vector<SmProgram> sm_programs(const Launch& launch, uint32_t sms);
 std::vector<SmProgram> build_programs(const Scenario& s, const ArchConfig& arch);
 

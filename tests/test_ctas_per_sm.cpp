@@ -1,0 +1,293 @@
+// Several CTAs per SM (workload.ctas_per_sm, docs/scenarios.md "CTAs per SM"): each CTA its own
+// producer and consumer over its own stage ring, the SM's one TMA unit serving them all,
+// occupancy from shared memory, and grids in waves that fill every slot:
+//   - occupancy: a stream CTA of 8 stages of 8 KB (65,664 bytes with its mbarriers, + 1,024
+//     reserved) fits 3 times in the H100's 233,472 bytes: `auto` gives 3, and 4 is an error
+//     naming workload.ctas_per_sm and the 3 that fit; a persistent grid of N per SM is N x sms
+//     CTAs, CTA e on SM e % sms taking places e, e + grid, ...;
+//   - overlap: on one SM, 16 tiles through one CTA of 1 stage (load, then 500 cycles of math,
+//     then the next load) against the same tiles through 2 CTAs of 1 stage each: the two overlap,
+//     so the SM takes less than the serial time, and no less than what one CTA's 8 steps of math
+//     and the SM's link from the L2 bound it to;
+//   - waves: a GEMM grid of 3 x the SMs, one CTA per tile, 1 CTA per SM, runs 3 waves, each
+//     later CTA starting launch.cta_dispatch_ns after the one it replaces: with 1,024 cycles of
+//     dispatch the run takes exactly 2 x 1,024 cycles more than with none, and with the H100's
+//     224 ns (444 cycles) 2 x 444 more (the waves are otherwise the same: the memory system is
+//     idle between them);
+//   - a grid in waves with 2 CTAs per SM starts 2 x sms CTAs at once.
+// Timed runs happen in child processes (SystemC elaborates once per process).
+#define BOOST_TEST_MODULE ctas_per_sm
+#include <boost/test/unit_test.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tma/config/arch_config_yaml.h"
+#include "tma/scenario/scenario.h"
+#include "tma/scenario/scenario_runner.h"
+#include "tma/scenario/workload.h"
+#include "tma/config/yaml_reader.h"
+
+using namespace tma;
+
+// SystemC's library wants an sc_main; Boost.Test provides main.
+int sc_main(int, char**) { return 0; }
+
+namespace {
+
+const std::string kRoot = TMA_SOURCE_DIR;
+
+Scenario scenario(const std::string& name, const std::vector<std::string>& sets = {}) {
+  return load_scenario(kRoot + "/configs/scenarios/" + name + ".yaml", sets);
+}
+
+ArchConfig h100() { return load_arch_config(kRoot + "/configs/arch/h100.yaml"); }
+
+// What a timed run reports (plain data: it crosses a pipe).
+struct Run {
+  bool ok = false;
+  uint64_t cycles = 0, loads = 0, bytes_loaded = 0, checked = 0, mismatches = 0, violations = 0;
+  uint64_t ctas = 0, grid = 0, waves = 0, slots = 0, max_concurrent = 0;
+  double mean_concurrent = 0;
+  uint64_t sm0_ctas = 0, sm0_max_concurrent = 0;
+};
+
+Run run(const Scenario& s, const ArchConfig& arch) {
+  int fd[2];
+  BOOST_REQUIRE(pipe(fd) == 0);
+  const pid_t pid = fork();
+  BOOST_REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(fd[0]);
+    Run r;
+    try {
+      RunOptions opt;
+      opt.progress = false;
+      const RunSummary sum = run_scenario(s, arch, opt);
+      r.ok = true;
+      r.cycles = sum.cycles;
+      r.loads = sum.loads;
+      r.bytes_loaded = sum.bytes_loaded;
+      r.checked = sum.scoreboard_checked;
+      r.mismatches = sum.scoreboard_mismatches;
+      r.violations = sum.invariant_violations;
+      r.ctas = static_cast<uint64_t>(sum_stat(sum.stats, "", "ctas"));
+      r.grid = sum.grid_ctas;
+      r.waves = sum.waves;
+      r.slots = sum.ctas_per_sm;
+      r.max_concurrent = sum.max_concurrent_ctas;
+      r.mean_concurrent = sum.mean_concurrent_ctas;
+      r.sm0_ctas = static_cast<uint64_t>(sum_stat(sum.stats, "cta0", "ctas"));
+      r.sm0_max_concurrent = static_cast<uint64_t>(sum_stat(sum.stats, "cta0", "max_concurrent_ctas"));
+    } catch (...) {
+      r.ok = false;
+    }
+    const ssize_t n = write(fd[1], &r, sizeof r);
+    _exit(n == static_cast<ssize_t>(sizeof r) ? 0 : 1);
+  }
+  close(fd[1]);
+  Run r;
+  size_t got = 0;
+  while (got < sizeof r) {
+    const ssize_t n = read(fd[0], reinterpret_cast<char*>(&r) + got, sizeof r - got);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  BOOST_REQUIRE(got == sizeof r);
+  BOOST_REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  BOOST_REQUIRE(r.ok);
+  return r;
+}
+
+void check_clean(const Run& r) {
+  BOOST_TEST(r.checked >= r.loads);  // and the stores
+  BOOST_TEST(r.mismatches == 0u);
+  BOOST_TEST(r.violations == 0u);
+}
+
+// The message build_launch throws, or "" when it builds.
+std::string launch_error(const Scenario& s, const ArchConfig& arch) {
+  try {
+    build_launch(s, arch);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// stream_tiles: 64x64 bf16 tiles (8 KB a stage).
+const std::vector<std::string> kEightStages = {"sms=4", "workload.stages=8", "workload.max_tiles_per_sm=12"};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(reader_takes_a_number_or_auto) {
+  BOOST_TEST(scenario("stream_tiles").workload.ctas_per_sm == 1u);
+  BOOST_TEST(scenario("stream_tiles", {"workload.ctas_per_sm=3"}).workload.ctas_per_sm == 3u);
+  BOOST_TEST(scenario("stream_tiles", {"workload.ctas_per_sm=auto"}).workload.ctas_per_sm == 0u);
+  BOOST_TEST(scenario("gemm_bf16", {"workload.ctas_per_sm=2"}).workload.ctas_per_sm == 2u);
+  BOOST_TEST(scenario("decode", {"workload.ctas_per_sm=auto"}).workload.ctas_per_sm == 0u);
+  for (const char* bad : {"workload.ctas_per_sm=0", "workload.ctas_per_sm=many", "workload.ctas_per_sm=256"}) {
+    std::string field;
+    try {
+      scenario("stream_tiles", {bad});
+    } catch (const YamlError& e) {
+      field = e.field();
+    }
+    BOOST_TEST(field == "workload.ctas_per_sm", bad);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(occupancy_from_shared_memory) {
+  const ArchConfig arch = h100();
+  // 8 stages x 8192 + 8 x 16 bytes of mbarriers = 65,664; + 1,024 reserved = 66,688 a CTA:
+  // 3 x 66,688 = 200,064 <= 233,472 < 4 x 66,688 = 266,752.
+  std::vector<std::string> sets = kEightStages;
+  sets.push_back("workload.ctas_per_sm=auto");
+  const Launch a = build_launch(scenario("stream_tiles", sets), arch);
+  BOOST_TEST(a.ctas_per_sm == 3u);
+  BOOST_TEST(a.cta_smem_bytes == 65664u);
+  BOOST_TEST(a.cta_smem_stride == 66560u);  // 1024-byte aligned
+  BOOST_TEST(a.ctas.size() == 12u);         // 3 x 4 SMs, a persistent grid
+  // The SM's 12 tiles shared by its 3 CTAs: CTA e (SM e % 4) takes places e, e + 12, e + 24, e + 36.
+  for (size_t e = 0; e < a.ctas.size(); ++e) {
+    BOOST_TEST(a.sm[e] == static_cast<int32_t>(e % 4));
+    BOOST_TEST(a.ctas[e].steps.size() == 4u);
+  }
+  // Place e of the row-major order: tile (y, x) = (e / 256, e % 256) of the 128 x 256 tiles.
+  BOOST_TEST(a.ctas[5].steps[1].loads[0].cmd.op.coords[0] == static_cast<int32_t>((5 + 12) * 64));
+  // Explicit and fitting.
+  sets.back() = "workload.ctas_per_sm=3";
+  BOOST_TEST(build_launch(scenario("stream_tiles", sets), arch).ctas_per_sm == 3u);
+  // One more does not fit: the error names the field, the value and what fits.
+  sets.back() = "workload.ctas_per_sm=4";
+  const std::string e = launch_error(scenario("stream_tiles", sets), arch);
+  BOOST_TEST(e.find("workload.ctas_per_sm") != std::string::npos, e);
+  BOOST_TEST(e.find("ctas_per_sm = 4") != std::string::npos, e);
+  BOOST_TEST(e.find("266752") != std::string::npos, e);
+  BOOST_TEST(e.find("at most 3 fit") != std::string::npos, e);
+  // A CTA larger than a CTA may be (227 KB): named by its field too.
+  ArchConfig small = arch;
+  small.smem.max_cta_bytes = 60000;
+  sets.back() = "workload.ctas_per_sm=1";
+  const std::string big = launch_error(scenario("stream_tiles", sets), small);
+  BOOST_TEST(big.find("workload.stages") != std::string::npos, big);
+  BOOST_TEST(big.find("smem.max_cta_bytes") != std::string::npos, big);
+  // The other workloads take it too: GEMM (two 128 x 64 bf16 boxes, 32 KB a stage: 4 stages are
+  // 131,136 bytes, one fits; 2 stages 65,568, three fit), decode (K and V of 1 stage, 64 KB, with
+  // Q and O: two fit).
+  BOOST_TEST(build_launch(scenario("gemm_bf16", {"workload.ctas_per_sm=auto"}), arch).ctas_per_sm == 1u);
+  BOOST_TEST(build_launch(scenario("gemm_bf16", {"workload.ctas_per_sm=auto", "workload.stages=2"}), arch).ctas_per_sm ==
+             3u);
+  const Launch d = build_launch(scenario("decode", {"workload.stages=1", "workload.ctas_per_sm=2"}), arch);
+  BOOST_TEST(d.ctas_per_sm == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(two_ctas_on_an_sm_overlap) {
+  const ArchConfig arch = h100();
+  // One SM, 16 tiles of 8 KB, 1 stage a CTA, 500 cycles of math a tile.
+  const std::vector<std::string> base = {"sms=1", "workload.stages=1", "workload.max_tiles_per_sm=16",
+                                         "workload.compute_cycles=500"};
+  std::vector<std::string> two = base;
+  two.push_back("workload.ctas_per_sm=2");
+  const Run serial = run(scenario("stream_tiles", base), arch);
+  const Run overlap = run(scenario("stream_tiles", two), arch);
+  check_clean(serial);
+  check_clean(overlap);
+  BOOST_TEST(serial.loads == 16u);
+  BOOST_TEST(overlap.loads == 16u);
+  BOOST_TEST(overlap.bytes_loaded == serial.bytes_loaded);
+  BOOST_TEST(serial.ctas == 1u);
+  BOOST_TEST(overlap.ctas == 2u);
+  BOOST_TEST(overlap.grid == 2u);
+  BOOST_TEST(overlap.slots == 2u);
+  BOOST_TEST(overlap.waves == 1u);
+  BOOST_TEST(overlap.max_concurrent == 2u);
+  BOOST_TEST(overlap.sm0_max_concurrent == 2u);
+  BOOST_TEST(overlap.mean_concurrent > 1.9);  // both CTAs run from start to (almost) the end
+  BOOST_TEST(serial.max_concurrent == 1u);
+  // Serially each tile waits for its load and then its math: 16 x (latency + 500).
+  BOOST_TEST(serial.cycles >= 16 * (500 + arch.l2.hit_latency));
+  // Two CTAs overlap one's load with the other's math ...
+  BOOST_TEST(overlap.cycles < serial.cycles * 3 / 4, "2 CTAs " << overlap.cycles << ", serial " << serial.cycles);
+  // ... but each CTA still computes its 8 tiles one after another, and the SM's link from the
+  // L2 carries every byte.
+  BOOST_TEST(overlap.cycles >= 8 * 500u);
+  BOOST_TEST(overlap.cycles >= overlap.bytes_loaded / arch.l2.sm_port_bytes_per_cycle);
+}
+
+BOOST_AUTO_TEST_CASE(waves_with_the_dispatch_delay_between_them) {
+  // GEMM, one CTA per tile (persistent: false), 12 tiles of one K step on 4 SMs, 1 CTA per SM:
+  // 3 waves. 3,000 cycles of math a tile: the memory system is idle when a wave's CTAs end.
+  ArchConfig arch = h100();
+  const std::vector<std::string> sets = {"sms=4", "workload.m=384", "workload.n=512", "workload.k=64",
+                                         "workload.compute_cycles=3000", "workload.schedule={persistent: false}",
+                                         "workload.ctas_per_sm=1"};
+  const Scenario s = scenario("gemm_bf16", sets);
+  // 517 ns at 1,980 MHz: 1,024 cycles (16 bandwidth windows of 64 cycles, so that each wave meets
+  // the same windows as without the delay).
+  arch.launch.cta_dispatch_ns = 517;
+  const Run delayed = run(s, arch);
+  arch.launch.cta_dispatch_ns = 0;
+  const Run immediate = run(s, arch);
+  for (const Run* r : {&delayed, &immediate}) {
+    check_clean(*r);
+    BOOST_TEST(r->loads == 24u);
+    BOOST_TEST(r->grid == 12u);
+    BOOST_TEST(r->ctas == 12u);
+    BOOST_TEST(r->waves == 3u);
+    BOOST_TEST(r->max_concurrent == 1u);
+    BOOST_TEST(r->sm0_ctas == 3u);
+    BOOST_TEST(r->cycles >= 3 * (3000 + arch.l2.hit_latency));
+  }
+  // Two later waves, each starting 1,024 cycles after the last ended (today's model: 12,880
+  // cycles without the delay, 3 waves of about 4,290; 14,928 with it).
+  BOOST_TEST(delayed.cycles == immediate.cycles + 2 * 1024,
+             "with the delay " << delayed.cycles << ", without " << immediate.cycles);
+  // The H100's value: 224 ns = 443.5, so 444 cycles a later wave: 2 x 444 more than none.
+  const ArchConfig h = h100();
+  BOOST_TEST(h.launch.cta_dispatch_ns == 224u);
+  const Run measured = run(s, h);
+  BOOST_TEST(measured.waves == 3u);
+  BOOST_TEST(measured.cycles == immediate.cycles + 2 * 444,
+             "with 224 ns " << measured.cycles << ", without " << immediate.cycles);
+}
+
+BOOST_AUTO_TEST_CASE(a_grid_in_waves_fills_every_slot) {
+  // 16 tiles on 4 SMs with 2 CTAs per SM (2 stages of 32 KB: they fit): 8 start at once, 2 waves.
+  const ArchConfig arch = h100();
+  const Scenario s = scenario("gemm_bf16", {"sms=4", "workload.m=512", "workload.n=512", "workload.k=128",
+                                            "workload.stages=2",
+                                            "workload.schedule={persistent: false}", "workload.ctas_per_sm=2"});
+  const Launch l = build_launch(s, arch);
+  BOOST_TEST(l.ctas.size() == 16u);
+  for (size_t e = 0; e < 16; ++e) BOOST_TEST(l.sm[e] == (e < 8 ? static_cast<int32_t>(e % 4) : kAnySm));
+  const Run r = run(s, arch);
+  check_clean(r);
+  BOOST_TEST(r.ctas == 16u);
+  BOOST_TEST(r.waves == 2u);
+  BOOST_TEST(r.max_concurrent == 2u);
+  BOOST_TEST(r.sm0_ctas == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(attention_and_clusters_with_two_ctas_per_sm) {
+  const ArchConfig arch = h100();
+  // Decode (split KV) and a multicast GEMM in clusters of 2, each cluster's CTAs in one slot of
+  // its SMs: every operation checked against the reference engine.
+  const Run d = run(scenario("decode", {"sms=8", "workload.stages=1", "workload.ctas_per_sm=2"}), arch);
+  check_clean(d);
+  BOOST_TEST(d.max_concurrent == 2u);
+  const Run g = run(scenario("gemm_multicast", {"sms=4", "workload.m=512", "workload.n=512", "workload.stages=2",
+                                                "workload.ctas_per_sm=2"}),
+                    arch);
+  BOOST_TEST(g.mismatches == 0u);
+  BOOST_TEST(g.violations == 0u);
+  BOOST_TEST(g.max_concurrent == 2u);
+  BOOST_TEST(g.grid == 8u);
+}
