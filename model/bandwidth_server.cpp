@@ -14,6 +14,7 @@ void BandwidthServer::configure(double bytes_per_cycle, uint32_t window_cycles) 
   window_ = window_cycles ? window_cycles : 1;
   window_capacity_ = bytes_per_cycle_ * window_;
   ring_.assign(64, Window{});
+  mask_ = ring_.size() - 1;
   first_window_ = 0;
   full_from_ = full_until_ = 0;
 }
@@ -21,11 +22,15 @@ void BandwidthServer::configure(double bytes_per_cycle, uint32_t window_cycles) 
 BandwidthServer::Window& BandwidthServer::slot(uint64_t w) {
   if (w - first_window_ >= ring_.size()) {
     // Grow, keeping each live window at its index modulo the new size.
-    std::vector<Window> bigger(std::max<size_t>(ring_.size() * 2, w - first_window_ + 1));
-    for (uint64_t x = first_window_; x < first_window_ + ring_.size(); ++x) bigger[x % bigger.size()] = ring_[x % ring_.size()];
+    // Sizes stay powers of two, so that a window's slot is a mask, not a division.
+    size_t size = std::max<size_t>(ring_.size() * 2, 1);
+    while (size < w - first_window_ + 1) size *= 2;
+    std::vector<Window> bigger(size);
+    for (uint64_t x = first_window_; x < first_window_ + ring_.size(); ++x) bigger[x & (size - 1)] = ring_[x & mask_];
     ring_.swap(bigger);
+    mask_ = ring_.size() - 1;
   }
-  return ring_[w % ring_.size()];
+  return ring_[w & mask_];
 }
 
 uint64_t BandwidthServer::serve(uint64_t cycle, uint64_t bytes) {
@@ -78,7 +83,7 @@ void BandwidthServer::retire_before(uint64_t cycle) {
   if (full_from_ < w) full_from_ = std::min(w, full_until_);
   // Clear the retired windows' slots so they can be reused by future windows.
   const uint64_t n = std::min<uint64_t>(w - first_window_, ring_.size());
-  for (uint64_t x = 0; x < n; ++x) ring_[(first_window_ + x) % ring_.size()] = Window{};
+  for (uint64_t x = 0; x < n; ++x) ring_[(first_window_ + x) & mask_] = Window{};
   first_window_ = w;
 }
 

@@ -44,6 +44,7 @@ class BandwidthServer {
   // number; it grows when a request reaches further ahead.
   uint64_t first_window_ = 0;
   std::vector<Window> ring_;
+  uint64_t mask_ = 63;  // ring_.size() - 1 (the size is a power of two)
   Window& slot(uint64_t w);
   uint64_t bytes_served_ = 0;
   // Windows [full_from_, full_until_) are known to be full: a request arriving in them starts

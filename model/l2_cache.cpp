@@ -48,6 +48,12 @@ L2Cache::Line* L2Cache::find(uint64_t line_index) {
   return nullptr;
 }
 
+void L2Cache::prefetch_set(uint64_t line_index) const {
+  const char* set = reinterpret_cast<const char*>(&lines_[set_of(line_index) * cfg_.ways]);
+  const size_t bytes = sizeof(Line) * cfg_.ways;
+  for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(set + b);
+}
+
 L2Cache::Line* L2Cache::allocate(uint64_t line_index, uint64_t cycle) {
   Line* set = &lines_[set_of(line_index) * cfg_.ways];
   Line* victim = &set[0];
@@ -101,8 +107,13 @@ uint64_t L2Cache::copy_tag(uint64_t line_index, uint32_t partition) const {
 
 bool L2Cache::near_copy_holds(uint64_t address, uint64_t bytes, uint32_t partition) {
   const uint64_t sector = cfg_.sector_bytes, line = cfg_.line_bytes;
+  uint64_t at = ~0ull;  // the line `l` is the copy of (one lookup per line)
+  Line* l = nullptr;
   for (uint64_t a = address / sector * sector; a < address + bytes; a += sector) {
-    Line* l = find(copy_tag(a / line, partition));
+    if (a / line != at) {
+      at = a / line;
+      l = find(copy_tag(at, partition));
+    }
     if (!l || !(l->valid & (1u << ((a % line) / sector)))) return false;
   }
   return true;
@@ -110,14 +121,19 @@ bool L2Cache::near_copy_holds(uint64_t address, uint64_t bytes, uint32_t partiti
 
 void L2Cache::keep_near_copy(uint64_t address, uint64_t bytes, uint32_t partition, uint64_t ready) {
   const uint64_t sector = cfg_.sector_bytes, line = cfg_.line_bytes;
+  uint64_t at = ~0ull;  // the line `l` is the copy of (one lookup per line)
+  Line* l = nullptr;
   for (uint64_t a = address / sector * sector; a < address + bytes; a += sector) {
-    const uint64_t tag = copy_tag(a / line, partition);
-    Line* l = find(tag);
-    if (!l) l = allocate(tag, ready);
+    if (a / line != at) {
+      at = a / line;
+      const uint64_t tag = copy_tag(at, partition);
+      l = find(tag);
+      if (!l) l = allocate(tag, ready);
+    }
     const uint32_t s = static_cast<uint32_t>((a % line) / sector);
     l->valid |= static_cast<uint8_t>(1u << s);
     l->ready[s] = ready;
-    l->lru = ++lru_clock_;
+    touch(l);
   }
 }
 
@@ -163,7 +179,7 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
         bytes += sector;
       }
     }
-    l->lru = ++lru_clock_;
+    touch(l);
   }
   fetched += bytes;
   if (!bytes) return cycle;
@@ -232,7 +248,7 @@ void L2Cache::prefill(uint64_t address, uint64_t bytes, bool dirty) {
     if (!l) l = allocate(a / line, 0);
     l->valid = all;
     if (dirty) l->dirty = all;
-    l->lru = ++lru_clock_;
+    touch(l);
   }
   prefilling_ = false;
 }
@@ -254,6 +270,13 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   const uint64_t address = gp.get_address();
   const uint64_t bytes = gp.get_data_length();
   const uint64_t sector = cfg_.sector_bytes;
+  // The host's cache misses of this request's lookups (the GPC's table, the line's set and, for a
+  // line homed in the other partition, its near copy's set), started together rather than one
+  // after another. Hints only: no state changes.
+  if (req->access == MemAccess::read) coalescer_.prefetch(req->sm, address);
+  prefetch_set(address / cfg_.line_bytes);
+  if (cfg_.partitions > 1 && home_partition(address / cfg_.line_bytes) != near_partition(req->sm))
+    prefetch_set(copy_tag(address / cfg_.line_bytes, near_partition(req->sm)));
   // Another SM of this GPC read the same sectors a moment ago: its GPC's coalescer serves this
   // read from that one's data, which the L2 sends once; only this SM's own link carries it.
   uint64_t gpc_data_back = 0;
@@ -316,7 +339,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   for (uint64_t a = first; a < last;) {
     const uint64_t li = a / cfg_.line_bytes, line_end = std::min(last, (li + 1) * cfg_.line_bytes);
     Line* l = find(copy_hit ? copy_tag(li, near) : li);
-    if (l) l->lru = ++lru_clock_;
+    if (l) touch(l);
     for (; a < line_end; a += sector) {
       ++sectors_requested_;
       lts_sectors_ += far ? 2 : 1;  // a far access is counted by both partitions
@@ -349,7 +372,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
       const uint8_t bit = static_cast<uint8_t>(1u << ((a % cfg_.line_bytes) / sector));
       l->valid |= bit;
       l->dirty |= bit;
-      l->lru = ++lru_clock_;
+      touch(l);
     }
   } else if (missed) {
     t_ready = std::max(t_ready, fill(first, last, req->promotion_bytes, t_arrive, req->sm, fetched));

@@ -61,6 +61,8 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   };
   void b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   Line* find(uint64_t line_index);
+  // Asks the host CPU to bring the set of `line_index` into its cache (speed only).
+  void prefetch_set(uint64_t line_index) const;
   Line* allocate(uint64_t line_index, uint64_t cycle);
   size_t set_of(uint64_t line_index) const;
   // Fills the missing sectors of a miss that asked for the sectors [asked_begin, asked_end) with
@@ -90,6 +92,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint64_t fill_bytes_;  // smallest fill (l2.fetch_granularity_bytes), at least a sector
   size_t sets_;
   std::vector<Line> lines_;  // sets_ x ways
+  void touch(Line* l) { l->lru = ++lru_clock_; }
   uint64_t lru_clock_ = 0;
   bool prefilling_ = false;
   BandwidthServer slices_, write_path_, reduction_alu_, reduction_miss_path_, crossbar_;
