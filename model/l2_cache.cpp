@@ -26,6 +26,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const ArchConfig& arch, GlobalMem
 void L2Cache::end_of_elaboration() {
   const size_t ports = in.size();
   to_sm_.assign(ports, BandwidthServer(cfg_.sm_port_bytes_per_cycle, window_));
+  strides_.assign(ports, Stride{});
   from_sm_.assign(ports, BandwidthServer(cfg_.sm_write_bytes_per_cycle, window_));
   coalescer_ = GpcCoalescer(static_cast<uint32_t>(ports), cfg_.gpc_sms, cfg_.gpc_coalesce_window_cycles, cfg_.line_bytes,
                             cfg_.sector_bytes);
@@ -52,6 +53,13 @@ void L2Cache::prefetch_set(uint64_t line_index) const {
   const char* set = reinterpret_cast<const char*>(&lines_[set_of(line_index) * cfg_.ways]);
   const size_t bytes = sizeof(Line) * cfg_.ways;
   for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(set + b);
+}
+
+void L2Cache::prefetch_lookups(int sm, uint64_t address) const {
+  coalescer_.prefetch(sm, address);
+  prefetch_set(address / cfg_.line_bytes);
+  if (cfg_.partitions > 1 && home_partition(address / cfg_.line_bytes) != near_partition(sm))
+    prefetch_set(copy_tag(address / cfg_.line_bytes, near_partition(sm)));
 }
 
 L2Cache::Line* L2Cache::allocate(uint64_t line_index, uint64_t cycle) {
@@ -273,10 +281,19 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   // The host's cache misses of this request's lookups (the GPC's table, the line's set and, for a
   // line homed in the other partition, its near copy's set), started together rather than one
   // after another. Hints only: no state changes.
-  if (req->access == MemAccess::read) coalescer_.prefetch(req->sm, address);
-  prefetch_set(address / cfg_.line_bytes);
-  if (cfg_.partitions > 1 && home_partition(address / cfg_.line_bytes) != near_partition(req->sm))
-    prefetch_set(copy_tag(address / cfg_.line_bytes, near_partition(req->sm)));
+  // And those of the next two requests of this port, when its last three were evenly spaced (a
+  // unit walking a box's rows): their misses then overlap this request's work.
+  prefetch_lookups(req->sm, address);
+  if (static_cast<size_t>(port) < strides_.size()) {
+    Stride& st = strides_[static_cast<size_t>(port)];
+    const int64_t step = static_cast<int64_t>(address - st.last);
+    if (step != 0 && step == st.step) {
+      prefetch_lookups(req->sm, address + static_cast<uint64_t>(step));
+      prefetch_lookups(req->sm, address + 2 * static_cast<uint64_t>(step));
+    }
+    st.last = address;
+    st.step = step;
+  }
   // Another SM of this GPC read the same sectors a moment ago: its GPC's coalescer serves this
   // read from that one's data, which the L2 sends once; only this SM's own link carries it.
   uint64_t gpc_data_back = 0;

@@ -63,6 +63,15 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   Line* find(uint64_t line_index);
   // Asks the host CPU to bring the set of `line_index` into its cache (speed only).
   void prefetch_set(uint64_t line_index) const;
+  // The same for every lookup a read of `address` by `sm` makes (speed only).
+  void prefetch_lookups(int sm, uint64_t address) const;
+  // Per port: the last request's address and the step from the one before (a unit walks a box's
+  // rows at a fixed stride): the host prefetches the lookups of the requests it predicts.
+  struct Stride {
+    uint64_t last = 0;
+    int64_t step = 0;
+  };
+  std::vector<Stride> strides_;
   Line* allocate(uint64_t line_index, uint64_t cycle);
   size_t set_of(uint64_t line_index) const;
   // Fills the missing sectors of a miss that asked for the sectors [asked_begin, asked_end) with
