@@ -283,16 +283,22 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   // after another. Hints only: no state changes.
   // And those of the next two requests of this port, when its last three were evenly spaced (a
   // unit walking a box's rows): their misses then overlap this request's work.
-  prefetch_lookups(req->sm, address);
+  // In a run of evenly spaced requests each is prefetched two requests ahead, once.
   if (static_cast<size_t>(port) < strides_.size()) {
     Stride& st = strides_[static_cast<size_t>(port)];
     const int64_t step = static_cast<int64_t>(address - st.last);
     if (step != 0 && step == st.step) {
-      prefetch_lookups(req->sm, address + static_cast<uint64_t>(step));
+      if (!st.ahead) prefetch_lookups(req->sm, address + static_cast<uint64_t>(step));
       prefetch_lookups(req->sm, address + 2 * static_cast<uint64_t>(step));
+      st.ahead = true;
+    } else {
+      prefetch_lookups(req->sm, address);
+      st.ahead = false;
     }
     st.last = address;
     st.step = step;
+  } else {
+    prefetch_lookups(req->sm, address);
   }
   // Another SM of this GPC read the same sectors a moment ago: its GPC's coalescer serves this
   // read from that one's data, which the L2 sends once; only this SM's own link carries it.

@@ -70,6 +70,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   struct Stride {
     uint64_t last = 0;
     int64_t step = 0;
+    bool ahead = false;  // the requests up to two steps on are prefetched already
   };
   std::vector<Stride> strides_;
   Line* allocate(uint64_t line_index, uint64_t cycle);
