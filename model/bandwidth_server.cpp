@@ -13,6 +13,7 @@ void BandwidthServer::configure(double bytes_per_cycle, uint32_t window_cycles) 
   bytes_per_cycle_ = bytes_per_cycle > 0 ? bytes_per_cycle : 1;
   window_ = window_cycles ? window_cycles : 1;
   window_capacity_ = bytes_per_cycle_ * window_;
+  shift_ = (window_ & (window_ - 1)) == 0 ? static_cast<uint32_t>(__builtin_ctz(window_)) : kNoShift;
   ring_.assign(64, Window{});
   mask_ = ring_.size() - 1;
   first_window_ = 0;
@@ -35,7 +36,7 @@ BandwidthServer::Window& BandwidthServer::slot(uint64_t w) {
 
 uint64_t BandwidthServer::serve(uint64_t cycle, uint64_t bytes) {
   bytes_served_ += bytes;
-  uint64_t w = cycle / window_;
+  uint64_t w = window_of(cycle);
   if (w < first_window_) w = first_window_;  // settled past: book it at the oldest open window
   double left = static_cast<double>(bytes);
   // The part of the first window before the arrival cannot be used by this request.
@@ -78,7 +79,7 @@ uint64_t BandwidthServer::serve(uint64_t cycle, uint64_t bytes) {
 }
 
 void BandwidthServer::retire_before(uint64_t cycle) {
-  const uint64_t w = cycle / window_;
+  const uint64_t w = window_of(cycle);
   if (w <= first_window_) return;
   if (full_from_ < w) full_from_ = std::min(w, full_until_);
   // Clear the retired windows' slots so they can be reused by future windows.
