@@ -72,7 +72,7 @@ SwizzleCrossbar::SwizzleCrossbar(sc_core::sc_module_name name, const ArchConfig&
   gather_in.register_b_transport(this, &SwizzleCrossbar::gather);
 }
 
-void SwizzleCrossbar::map_pieces(const SmemDelivery& d, std::vector<SmemChunk>& chunks) const {
+void SwizzleCrossbar::map_pieces(const SmemDelivery& d, std::vector<SmemChunk>& chunks, uint32_t data_shift) const {
   chunks.clear();
   const bool flips = d.swizzle == SwizzleMode::b128 && d.atom == SwizzleAtom::b32_flip_8b;
   const uint32_t granule = flips ? 8 : 16;  // a chunk never straddles a unit that moves alone
@@ -83,7 +83,7 @@ void SwizzleCrossbar::map_pieces(const SmemDelivery& d, std::vector<SmemChunk>& 
       const uint32_t logical = d.smem_base + p.box_offset + done;
       const uint32_t n = std::min(p.bytes - done, granule - logical % granule);
       chunks.push_back(SmemChunk{crossbar_swizzle(d.swizzle, d.atom, logical), n,
-                                 (p.fill ? offset : p.data_offset) + done});
+                                 (p.fill ? offset : p.data_offset + data_shift) + done});
       done += n;
     }
     if (p.fill) offset += p.bytes;
@@ -117,10 +117,7 @@ void SwizzleCrossbar::deliver(tlm::tlm_generic_payload& gp, sc_core::sc_time& de
     std::memcpy(data, gp.get_data_ptr(), gp.get_data_length());
   }
   // Chunks: fill pieces index the fill area, data pieces the data area (shifted past the fill).
-  SmemDelivery shifted = *d;
-  for (SmemPiece& p : shifted.pieces)
-    if (!p.fill) p.data_offset += fill_total;
-  map_pieces(shifted, access_.chunks);
+  map_pieces(*d, access_.chunks, fill_total);
   for (const SmemPiece& p : d->pieces)
     if (!p.fill) data_bytes_ += p.bytes;
 
