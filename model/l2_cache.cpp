@@ -13,7 +13,8 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const ArchConfig& arch, GlobalMem
       sectors_per_line_(arch.l2.line_bytes / arch.l2.sector_bytes),
       fill_bytes_(std::max(arch.l2.sector_bytes, arch.l2.fetch_granularity_bytes)),
       sets_(std::max<uint64_t>(1, arch.l2.capacity_bytes / (uint64_t{arch.l2.line_bytes} * arch.l2.ways))),
-      lines_(sets_ * arch.l2.ways), slices_(arch.l2.bytes_per_cycle, arch.sim.bandwidth_window_cycles),
+      lines_(sets_ * arch.l2.ways),
+      extra_ready_(sectors_per_line_ > kInlineSectors ? lines_.size() * kInlineSectors : 0, 0), slices_(arch.l2.bytes_per_cycle, arch.sim.bandwidth_window_cycles),
       write_path_(arch.l2.write_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
       reduction_alu_(arch.l2.reduction_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
       reduction_miss_path_(arch.l2.reduction_miss_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
@@ -81,6 +82,8 @@ L2Cache::Line* L2Cache::allocate(uint64_t line_index, uint64_t cycle) {
   }
   *victim = Line{};
   victim->tag = line_index;
+  if (!extra_ready_.empty())
+    std::fill_n(&extra_ready_[static_cast<size_t>(victim - lines_.data()) * kInlineSectors], kInlineSectors, uint64_t{0});
   return victim;
 }
 
@@ -140,7 +143,7 @@ void L2Cache::keep_near_copy(uint64_t address, uint64_t bytes, uint32_t partitio
     }
     const uint32_t s = static_cast<uint32_t>((a % line) / sector);
     l->valid |= static_cast<uint8_t>(1u << s);
-    l->ready[s] = ready;
+    ready_of(l, s) = ready;
     touch(l);
   }
 }
@@ -212,7 +215,7 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
   for (const FillRun& r : demand) {
     const uint64_t t = dram_read(r.address, r.bytes, cycle, false);
     in_l2 = std::max(in_l2, t);
-    for (size_t k = r.first; k < r.first + r.count; ++k) filling_[k].first->ready[filling_[k].second] = t;
+    for (size_t k = r.first; k < r.first + r.count; ++k) ready_of(filling_[k].first, filling_[k].second) = t;
   }
   // A promoted line homed in the other partition than the demand's is filled on the demand's
   // behalf: its data crosses to that partition (after the request's own: b_transport books it).
@@ -221,7 +224,7 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
     const uint64_t t = dram_read(r.address, r.bytes, cycle, true);
     for (size_t k = r.first; k < r.first + r.count; ++k) {
       auto [pl, s] = filling_[k];
-      pl->ready[s] = t;
+      ready_of(pl, s) = t;
       if (cfg_.partitions > 1 && home_partition(pl->tag) != demand_home)
         far_promoted_.push_back(FarPromoted{pl, pl->tag, s, t});
     }
@@ -370,7 +373,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
       if (l && (l->valid & (1u << s))) {
         ++sector_hits_;
         if (req->access != MemAccess::write) l->unread &= static_cast<uint8_t>(~(1u << s));  // its data used
-        wait_for = std::max(wait_for, l->ready[s]);  // a fill in flight: wait for its data
+        wait_for = std::max(wait_for, ready_of(l, s));  // a fill in flight: wait for its data
         if (l->far_promoted & (1u << s)) {
           // A far promoted sector that another SM asks for within an L2 round trip of the
           // promotion (before or after: SMs run ahead of each other): the two meet in the far
@@ -415,7 +418,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
       if (!l) continue;
       const uint32_t s = static_cast<uint32_t>((a % cfg_.line_bytes) / sector);
       l->dirty |= static_cast<uint8_t>(1u << s);
-      l->ready[s] = std::max(l->ready[s], t_ready);
+      ready_of(l, s) = std::max(ready_of(l, s), t_ready);
     }
   }
   if (cfg_.partitions > 1) {
@@ -462,7 +465,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
     const uint64_t across = crossbar_.serve(far_promoted_[i].in_l2, (j - i) * cfg_.sector_bytes);
     for (; i < j; ++i) {
       const FarPromoted& p = far_promoted_[i];
-      if (p.line->tag == p.tag) p.line->ready[p.sector] = across;  // unless this request evicted it
+      if (p.line->tag == p.tag) ready_of(p.line, p.sector) = across;  // unless this request evicted it
     }
   }
   far_promoted_.clear();
