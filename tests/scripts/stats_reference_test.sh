@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The statistics of every shipped scenario (configs/scenarios/*.yaml) and of a few variants that
-# take other paths of the model (waves of CTAs, reductions, a dirty L2 at launch, multicast waves),
+# take other paths of the model (waves of CTAs, reductions, a dirty or warm L2 at launch, multicast
+# waves, lines of eight sectors),
 # compared byte for byte with the files in tests/stats_reference/. They were written by the model
 # before any of the speed work of issue 17: a change that only makes the simulator faster (a pure
 # speed change) must leave every one of them identical.
@@ -56,5 +57,10 @@ check stream_store_reduce configs/scenarios/stream_store.yaml --set workload.red
   --set workload.tile_order=column_major --set workload.passes=2
 check stream_tiles_dirty_l2 configs/scenarios/stream_tiles.yaml --set l2_state=dirty --set workload.max_tiles_per_sm=64
 check stream_tiles_warm_l2 configs/scenarios/stream_tiles.yaml --set l2_state=warm --set workload.max_tiles_per_sm=32
+# Lines of eight 16-byte sectors (the L2 keeps the ready cycles of sectors 4-7 apart).
+check gemm_bf16_16B_sectors configs/scenarios/gemm_bf16.yaml --set sms=16 --arch-set l2.sector_bytes=16 \
+  --arch-set l2.fetch_granularity_bytes=64
+check stream_store_reduce_16B_sectors configs/scenarios/stream_store.yaml --set workload.reduce=add \
+  --arch-set l2.sector_bytes=16 --arch-set l2.fetch_granularity_bytes=64
 echo "$count runs, $([ $fail = 0 ] && echo "all identical" || echo "some differ or failed")"
 exit $fail
