@@ -13,7 +13,9 @@ void BandwidthServer::configure(double bytes_per_cycle, uint32_t window_cycles) 
   bytes_per_cycle_ = bytes_per_cycle > 0 ? bytes_per_cycle : 1;
   window_ = window_cycles ? window_cycles : 1;
   window_capacity_ = bytes_per_cycle_ * window_;
+  shift_ = (window_ & (window_ - 1)) == 0 ? static_cast<uint32_t>(__builtin_ctz(window_)) : kNoShift;
   ring_.assign(64, Window{});
+  mask_ = ring_.size() - 1;
   first_window_ = 0;
   full_from_ = full_until_ = 0;
 }
@@ -21,16 +23,20 @@ void BandwidthServer::configure(double bytes_per_cycle, uint32_t window_cycles) 
 BandwidthServer::Window& BandwidthServer::slot(uint64_t w) {
   if (w - first_window_ >= ring_.size()) {
     // Grow, keeping each live window at its index modulo the new size.
-    std::vector<Window> bigger(std::max<size_t>(ring_.size() * 2, w - first_window_ + 1));
-    for (uint64_t x = first_window_; x < first_window_ + ring_.size(); ++x) bigger[x % bigger.size()] = ring_[x % ring_.size()];
+    // Sizes stay powers of two, so that a window's slot is a mask, not a division.
+    size_t size = std::max<size_t>(ring_.size() * 2, 1);
+    while (size < w - first_window_ + 1) size *= 2;
+    std::vector<Window> bigger(size);
+    for (uint64_t x = first_window_; x < first_window_ + ring_.size(); ++x) bigger[x & (size - 1)] = ring_[x & mask_];
     ring_.swap(bigger);
+    mask_ = ring_.size() - 1;
   }
-  return ring_[w % ring_.size()];
+  return ring_[w & mask_];
 }
 
 uint64_t BandwidthServer::serve(uint64_t cycle, uint64_t bytes) {
   bytes_served_ += bytes;
-  uint64_t w = cycle / window_;
+  uint64_t w = window_of(cycle);
   if (w < first_window_) w = first_window_;  // settled past: book it at the oldest open window
   double left = static_cast<double>(bytes);
   // The part of the first window before the arrival cannot be used by this request.
@@ -73,12 +79,12 @@ uint64_t BandwidthServer::serve(uint64_t cycle, uint64_t bytes) {
 }
 
 void BandwidthServer::retire_before(uint64_t cycle) {
-  const uint64_t w = cycle / window_;
+  const uint64_t w = window_of(cycle);
   if (w <= first_window_) return;
   if (full_from_ < w) full_from_ = std::min(w, full_until_);
   // Clear the retired windows' slots so they can be reused by future windows.
   const uint64_t n = std::min<uint64_t>(w - first_window_, ring_.size());
-  for (uint64_t x = 0; x < n; ++x) ring_[(first_window_ + x) % ring_.size()] = Window{};
+  for (uint64_t x = 0; x < n; ++x) ring_[(first_window_ + x) & mask_] = Window{};
   first_window_ = w;
 }
 

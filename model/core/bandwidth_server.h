@@ -31,6 +31,10 @@ class BandwidthServer {
  private:
   double bytes_per_cycle_ = 1;
   uint32_t window_ = 64;
+  // The window of a cycle: a shift when the window is a power of two (the usual 64), else a division.
+  static constexpr uint32_t kNoShift = 64;
+  uint32_t shift_ = 6;
+  uint64_t window_of(uint64_t cycle) const { return shift_ != kNoShift ? cycle >> shift_ : cycle / window_; }
   double window_capacity_ = 64;
   // Per window: the bytes booked in it (its capacity used); its frontier, where (in bytes from the
   // window's start) the requests booked in it so far finish; and the latest arrival in it. A
@@ -44,6 +48,7 @@ class BandwidthServer {
   // number; it grows when a request reaches further ahead.
   uint64_t first_window_ = 0;
   std::vector<Window> ring_;
+  uint64_t mask_ = 63;  // ring_.size() - 1 (the size is a power of two)
   Window& slot(uint64_t w);
   uint64_t bytes_served_ = 0;
   // Windows [full_from_, full_until_) are known to be full: a request arriving in them starts

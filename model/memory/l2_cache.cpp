@@ -13,7 +13,8 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const ArchConfig& arch, GlobalMem
       sectors_per_line_(arch.l2.line_bytes / arch.l2.sector_bytes),
       fill_bytes_(std::max(arch.l2.sector_bytes, arch.l2.fetch_granularity_bytes)),
       sets_(std::max<uint64_t>(1, arch.l2.capacity_bytes / (uint64_t{arch.l2.line_bytes} * arch.l2.ways))),
-      lines_(sets_ * arch.l2.ways), slices_(arch.l2.bytes_per_cycle, arch.sim.bandwidth_window_cycles),
+      lines_(sets_ * arch.l2.ways),
+      extra_ready_(sectors_per_line_ > kInlineSectors ? lines_.size() * kInlineSectors : 0, 0), slices_(arch.l2.bytes_per_cycle, arch.sim.bandwidth_window_cycles),
       write_path_(arch.l2.write_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
       reduction_alu_(arch.l2.reduction_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
       reduction_miss_path_(arch.l2.reduction_miss_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
@@ -26,6 +27,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const ArchConfig& arch, GlobalMem
 void L2Cache::end_of_elaboration() {
   const size_t ports = in.size();
   to_sm_.assign(ports, BandwidthServer(cfg_.sm_port_bytes_per_cycle, window_));
+  strides_.assign(ports, Stride{});
   from_sm_.assign(ports, BandwidthServer(cfg_.sm_write_bytes_per_cycle, window_));
   coalescer_ = GpcCoalescer(static_cast<uint32_t>(ports), cfg_.gpc_sms, cfg_.gpc_coalesce_window_cycles, cfg_.line_bytes,
                             cfg_.sector_bytes);
@@ -48,6 +50,19 @@ L2Cache::Line* L2Cache::find(uint64_t line_index) {
   return nullptr;
 }
 
+void L2Cache::prefetch_set(uint64_t line_index) const {
+  const char* set = reinterpret_cast<const char*>(&lines_[set_of(line_index) * cfg_.ways]);
+  const size_t bytes = sizeof(Line) * cfg_.ways;
+  for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(set + b);
+}
+
+void L2Cache::prefetch_lookups(int sm, uint64_t address) const {
+  coalescer_.prefetch(sm, address);
+  prefetch_set(address / cfg_.line_bytes);
+  if (cfg_.partitions > 1 && home_partition(address / cfg_.line_bytes) != near_partition(sm))
+    prefetch_set(copy_tag(address / cfg_.line_bytes, near_partition(sm)));
+}
+
 L2Cache::Line* L2Cache::allocate(uint64_t line_index, uint64_t cycle) {
   Line* set = &lines_[set_of(line_index) * cfg_.ways];
   Line* victim = &set[0];
@@ -67,6 +82,8 @@ L2Cache::Line* L2Cache::allocate(uint64_t line_index, uint64_t cycle) {
   }
   *victim = Line{};
   victim->tag = line_index;
+  if (!extra_ready_.empty())
+    std::fill_n(&extra_ready_[static_cast<size_t>(victim - lines_.data()) * kInlineSectors], kInlineSectors, uint64_t{0});
   return victim;
 }
 
@@ -101,8 +118,13 @@ uint64_t L2Cache::copy_tag(uint64_t line_index, uint32_t partition) const {
 
 bool L2Cache::near_copy_holds(uint64_t address, uint64_t bytes, uint32_t partition) {
   const uint64_t sector = cfg_.sector_bytes, line = cfg_.line_bytes;
+  uint64_t at = ~0ull;  // the line `l` is the copy of (one lookup per line)
+  Line* l = nullptr;
   for (uint64_t a = address / sector * sector; a < address + bytes; a += sector) {
-    Line* l = find(copy_tag(a / line, partition));
+    if (a / line != at) {
+      at = a / line;
+      l = find(copy_tag(at, partition));
+    }
     if (!l || !(l->valid & (1u << ((a % line) / sector)))) return false;
   }
   return true;
@@ -110,14 +132,19 @@ bool L2Cache::near_copy_holds(uint64_t address, uint64_t bytes, uint32_t partiti
 
 void L2Cache::keep_near_copy(uint64_t address, uint64_t bytes, uint32_t partition, uint64_t ready) {
   const uint64_t sector = cfg_.sector_bytes, line = cfg_.line_bytes;
+  uint64_t at = ~0ull;  // the line `l` is the copy of (one lookup per line)
+  Line* l = nullptr;
   for (uint64_t a = address / sector * sector; a < address + bytes; a += sector) {
-    const uint64_t tag = copy_tag(a / line, partition);
-    Line* l = find(tag);
-    if (!l) l = allocate(tag, ready);
+    if (a / line != at) {
+      at = a / line;
+      const uint64_t tag = copy_tag(at, partition);
+      l = find(tag);
+      if (!l) l = allocate(tag, ready);
+    }
     const uint32_t s = static_cast<uint32_t>((a % line) / sector);
     l->valid |= static_cast<uint8_t>(1u << s);
-    l->ready[s] = ready;
-    l->lru = ++lru_clock_;
+    ready_of(l, s) = ready;
+    touch(l);
   }
 }
 
@@ -163,7 +190,7 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
         bytes += sector;
       }
     }
-    l->lru = ++lru_clock_;
+    touch(l);
   }
   fetched += bytes;
   if (!bytes) return cycle;
@@ -188,7 +215,7 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
   for (const FillRun& r : demand) {
     const uint64_t t = dram_read(r.address, r.bytes, cycle, false);
     in_l2 = std::max(in_l2, t);
-    for (size_t k = r.first; k < r.first + r.count; ++k) filling_[k].first->ready[filling_[k].second] = t;
+    for (size_t k = r.first; k < r.first + r.count; ++k) ready_of(filling_[k].first, filling_[k].second) = t;
   }
   // A promoted line homed in the other partition than the demand's is filled on the demand's
   // behalf: its data crosses to that partition (after the request's own: b_transport books it).
@@ -197,7 +224,7 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
     const uint64_t t = dram_read(r.address, r.bytes, cycle, true);
     for (size_t k = r.first; k < r.first + r.count; ++k) {
       auto [pl, s] = filling_[k];
-      pl->ready[s] = t;
+      ready_of(pl, s) = t;
       if (cfg_.partitions > 1 && home_partition(pl->tag) != demand_home)
         far_promoted_.push_back(FarPromoted{pl, pl->tag, s, t});
     }
@@ -232,7 +259,7 @@ void L2Cache::prefill(uint64_t address, uint64_t bytes, bool dirty) {
     if (!l) l = allocate(a / line, 0);
     l->valid = all;
     if (dirty) l->dirty = all;
-    l->lru = ++lru_clock_;
+    touch(l);
   }
   prefilling_ = false;
 }
@@ -254,6 +281,28 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   const uint64_t address = gp.get_address();
   const uint64_t bytes = gp.get_data_length();
   const uint64_t sector = cfg_.sector_bytes;
+  // The host's cache misses of this request's lookups (the GPC's table, the line's set and, for a
+  // line homed in the other partition, its near copy's set), started together rather than one
+  // after another. Hints only: no state changes.
+  // And those of the next two requests of this port, when its last three were evenly spaced (a
+  // unit walking a box's rows): their misses then overlap this request's work.
+  // In a run of evenly spaced requests each is prefetched two requests ahead, once.
+  if (static_cast<size_t>(port) < strides_.size()) {
+    Stride& st = strides_[static_cast<size_t>(port)];
+    const int64_t step = static_cast<int64_t>(address - st.last);
+    if (step != 0 && step == st.step) {
+      if (!st.ahead) prefetch_lookups(req->sm, address + static_cast<uint64_t>(step));
+      prefetch_lookups(req->sm, address + 2 * static_cast<uint64_t>(step));
+      st.ahead = true;
+    } else {
+      prefetch_lookups(req->sm, address);
+      st.ahead = false;
+    }
+    st.last = address;
+    st.step = step;
+  } else {
+    prefetch_lookups(req->sm, address);
+  }
   // Another SM of this GPC read the same sectors a moment ago: its GPC's coalescer serves this
   // read from that one's data, which the L2 sends once; only this SM's own link carries it.
   uint64_t gpc_data_back = 0;
@@ -316,7 +365,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   for (uint64_t a = first; a < last;) {
     const uint64_t li = a / cfg_.line_bytes, line_end = std::min(last, (li + 1) * cfg_.line_bytes);
     Line* l = find(copy_hit ? copy_tag(li, near) : li);
-    if (l) l->lru = ++lru_clock_;
+    if (l) touch(l);
     for (; a < line_end; a += sector) {
       ++sectors_requested_;
       lts_sectors_ += far ? 2 : 1;  // a far access is counted by both partitions
@@ -331,7 +380,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
           ++sector_hits_;
         }
         if (req->access != MemAccess::write) l->unread &= static_cast<uint8_t>(~(1u << s));  // its data used
-        wait_for = std::max(wait_for, l->ready[s]);  // a fill in flight: wait for its data
+        wait_for = std::max(wait_for, ready_of(l, s));  // a fill in flight: wait for its data
         if (l->far_promoted & (1u << s)) {
           // A far promoted sector that another SM asks for within an L2 round trip of the
           // promotion (before or after: SMs run ahead of each other): the two meet in the far
@@ -356,7 +405,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
       const uint8_t bit = static_cast<uint8_t>(1u << ((a % cfg_.line_bytes) / sector));
       l->valid |= bit;
       l->dirty |= bit;
-      l->lru = ++lru_clock_;
+      touch(l);
     }
   } else if (missed) {
     t_ready = std::max(t_ready, fill(first, last, req->promotion_bytes, t_arrive, req->sm, fetched));
@@ -376,7 +425,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
       if (!l) continue;
       const uint32_t s = static_cast<uint32_t>((a % cfg_.line_bytes) / sector);
       l->dirty |= static_cast<uint8_t>(1u << s);
-      l->ready[s] = std::max(l->ready[s], t_ready);
+      ready_of(l, s) = std::max(ready_of(l, s), t_ready);
     }
   }
   if (cfg_.partitions > 1) {
@@ -423,7 +472,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
     const uint64_t across = crossbar_.serve(far_promoted_[i].in_l2, (j - i) * cfg_.sector_bytes);
     for (; i < j; ++i) {
       const FarPromoted& p = far_promoted_[i];
-      if (p.line->tag == p.tag) p.line->ready[p.sector] = across;  // unless this request evicted it
+      if (p.line->tag == p.tag) ready_of(p.line, p.sector) = across;  // unless this request evicted it
     }
   }
   far_promoted_.clear();

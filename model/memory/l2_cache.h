@@ -42,25 +42,45 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   void set_occupancy_log(OccupancyLog* log) { occupancy_ = log; }
 
  private:
-  struct Line {
+  // A line in one 64-byte host cache line (a set of 16 ways is 1 KB, scanned in order): the
+  // ready cycles of sectors 4-7, where a line has more than four, are kept apart (ready_of).
+  static constexpr uint32_t kInlineSectors = 4;
+  struct alignas(64) Line {
     uint64_t tag = ~0ull;  // line address / line_bytes
-    uint8_t valid = 0;     // sector bits
-    uint8_t dirty = 0;
     uint64_t lru = 0;
     // Cycle each sector's data is in the L2: a request that finds a sector still being filled
     // from DRAM (valid, but not yet there) waits for it.
-    std::array<uint64_t, 8> ready{};
+    std::array<uint64_t, kInlineSectors> ready{};
+    uint64_t promoted_cycle = 0;
+    int32_t promoter_sm = -1;
+    uint8_t valid = 0;     // sector bits
+    uint8_t dirty = 0;
     // Sectors a fill brought in unasked, in a line homed away from the requesting SM: counted in
     // lts_sectors, unless another SM asks for them at about the same time (then counted once).
     uint8_t far_promoted = 0;
     // Sectors a fill brought in unasked (promotion, fetch granularity) that nothing has read yet:
     // counted as never read when the line is evicted or the run ends with them so.
     uint8_t unread = 0;
-    int32_t promoter_sm = -1;
-    uint64_t promoted_cycle = 0;
   };
+  // Sector s's ready cycle of line l.
+  uint64_t& ready_of(Line* l, uint32_t s) {
+    return s < kInlineSectors ? l->ready[s]
+                              : extra_ready_[static_cast<size_t>(l - lines_.data()) * kInlineSectors + s - kInlineSectors];
+  }
   void b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   Line* find(uint64_t line_index);
+  // Asks the host CPU to bring the set of `line_index` into its cache (speed only).
+  void prefetch_set(uint64_t line_index) const;
+  // The same for every lookup a read of `address` by `sm` makes (speed only).
+  void prefetch_lookups(int sm, uint64_t address) const;
+  // Per port: the last request's address and the step from the one before (a unit walks a box's
+  // rows at a fixed stride): the host prefetches the lookups of the requests it predicts.
+  struct Stride {
+    uint64_t last = 0;
+    int64_t step = 0;
+    bool ahead = false;  // the requests up to two steps on are prefetched already
+  };
+  std::vector<Stride> strides_;
   Line* allocate(uint64_t line_index, uint64_t cycle);
   size_t set_of(uint64_t line_index) const;
   // Fills the missing sectors of a miss that asked for the sectors [asked_begin, asked_end) with
@@ -90,6 +110,8 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint64_t fill_bytes_;  // smallest fill (l2.fetch_granularity_bytes), at least a sector
   size_t sets_;
   std::vector<Line> lines_;  // sets_ x ways
+  std::vector<uint64_t> extra_ready_;  // sectors 4-7 of each line, when lines have more than four
+  void touch(Line* l) { l->lru = ++lru_clock_; }
   uint64_t lru_clock_ = 0;
   bool prefilling_ = false;
   BandwidthServer slices_, write_path_, reduction_alu_, reduction_miss_path_, crossbar_;

@@ -72,18 +72,42 @@ SwizzleCrossbar::SwizzleCrossbar(sc_core::sc_module_name name, const ArchConfig&
   gather_in.register_b_transport(this, &SwizzleCrossbar::gather);
 }
 
-void SwizzleCrossbar::map_pieces(const SmemDelivery& d, std::vector<SmemChunk>& chunks) const {
+void SwizzleCrossbar::map_pieces(const SmemDelivery& d, std::vector<SmemChunk>& chunks, uint32_t data_shift) const {
   chunks.clear();
   const bool flips = d.swizzle == SwizzleMode::b128 && d.atom == SwizzleAtom::b32_flip_8b;
   const uint32_t granule = flips ? 8 : 16;  // a chunk never straddles a unit that moves alone
+  // The table of the mode, chosen once (crossbar_swizzle's choice, per call rather than per chunk).
+  const uint8_t(*slots)[8] = nullptr;
+  uint32_t rows = 1;
+  switch (d.swizzle) {
+    case SwizzleMode::none: break;
+    case SwizzleMode::b32:
+    case SwizzleMode::b96: slots = kSlot32.slot; rows = 2; break;
+    case SwizzleMode::b64: slots = kSlot64.slot; rows = 4; break;
+    case SwizzleMode::b128:
+      switch (d.atom) {
+        case SwizzleAtom::b16: slots = kSlot128.slot; rows = 8; break;
+        case SwizzleAtom::b32:
+        case SwizzleAtom::b32_flip_8b: slots = kSlot128Atom32.slot; rows = 4; break;
+        case SwizzleAtom::b64: slots = kSlot128Atom64.slot; rows = 2; break;
+      }
+      break;
+  }
   uint32_t offset = 0;
   for (const SmemPiece& p : d.pieces) {
     uint32_t done = 0;
+    const uint32_t data = (p.fill ? offset : p.data_offset + data_shift);
     while (done < p.bytes) {
       const uint32_t logical = d.smem_base + p.box_offset + done;
       const uint32_t n = std::min(p.bytes - done, granule - logical % granule);
-      chunks.push_back(SmemChunk{crossbar_swizzle(d.swizzle, d.atom, logical), n,
-                                 (p.fill ? offset : p.data_offset) + done});
+      uint32_t physical = logical;
+      if (slots) {
+        const uint32_t line = logical / 128;
+        uint32_t in_cell = logical % 16;
+        if (flips && line % 2) in_cell ^= 8;  // the 8-byte halves swap on every other line
+        physical = line * 128 + slots[line % rows][(logical % 128) / 16] * 16u + in_cell;
+      }
+      chunks.push_back(SmemChunk{physical, n, data + done});
       done += n;
     }
     if (p.fill) offset += p.bytes;
@@ -117,10 +141,7 @@ void SwizzleCrossbar::deliver(tlm::tlm_generic_payload& gp, sc_core::sc_time& de
     std::memcpy(data, gp.get_data_ptr(), gp.get_data_length());
   }
   // Chunks: fill pieces index the fill area, data pieces the data area (shifted past the fill).
-  SmemDelivery shifted = *d;
-  for (SmemPiece& p : shifted.pieces)
-    if (!p.fill) p.data_offset += fill_total;
-  map_pieces(shifted, access_.chunks);
+  map_pieces(*d, access_.chunks, fill_total);
   for (const SmemPiece& p : d->pieces)
     if (!p.fill) data_bytes_ += p.bytes;
 

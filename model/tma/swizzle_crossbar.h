@@ -35,7 +35,8 @@ class SwizzleCrossbar : public sc_core::sc_module, public StatsProvider {
   void deliver(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   void gather(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   // Splits the pieces into chunk accesses at swizzled addresses (data offsets into `buffer`).
-  void map_pieces(const SmemDelivery& d, std::vector<SmemChunk>& chunks) const;
+  // `data_shift` is added to the data pieces' data offsets (deliver's buffer has the fill first).
+  void map_pieces(const SmemDelivery& d, std::vector<SmemChunk>& chunks, uint32_t data_shift = 0) const;
 
   CycleClock clock_;
   int cta_;
