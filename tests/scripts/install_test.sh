@@ -62,6 +62,18 @@ echo "$out" | grep -v '^--\|^\[' || true
 echo "$out" | grep -qx "0 failed, invariants hold" || fail "the testbench did not print '0 failed, invariants hold'"
 [ "$(echo "$out" | grep -c '^ok: ')" = 4 ] || fail "the testbench did not print four 'ok:' lines"
 
+if [ -n "$python" ] && ls "$PREFIX"/lib/python3/dist-packages/tma*.so >/dev/null 2>&1; then
+  echo "== 3b. the Python scoreboard of docs/integration.md, on the installed module and goldens"
+  mkdir -p "$work/py"
+  block scoreboard.py >"$work/py/scoreboard.py"
+  block python-commands >"$work/py/commands.sh"
+  # The page's `python3` is the interpreter the module was built for (Debian's, with NumPy).
+  mkdir -p "$work/bin" && ln -s "$python" "$work/bin/python3"
+  out=$(cd "$work/py" && PATH=$work/bin:$PATH bash -e commands.sh 2>&1) || { echo "$out" | tail; fail "the Python scoreboard"; }
+  echo "$out" | tail -1
+  echo "$out" | grep -qx "726 passed, 0 failed" || fail "the Python scoreboard did not print '726 passed, 0 failed'"
+fi
+
 echo "== 4. the reference-engine snippet (section 1), with pkg-config tma-tlm-reference"
 snippet=$(block reference-snippet)
 [ -n "$snippet" ] || fail "docs/integration.md has no block <!-- install-test: reference-snippet -->"
