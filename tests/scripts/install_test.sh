@@ -42,6 +42,8 @@ echo "$version" | grep -q "$(sed -n 's/^project(tma_tlm VERSION \([0-9.]*\).*/\1
 mkdir -p "$work/elsewhere"
 (cd "$work/elsewhere" && env -u TMA_SHARE_DIR "$PREFIX/bin/tma-sim" run configs/scenarios/gemm_bf16.yaml \
    --quiet --set sms=1 --set workload.m=256 --set workload.n=256 >/dev/null) || fail "installed tma-sim run"
+(cd "$work/elsewhere" && env -u TMA_SHARE_DIR "$PREFIX/bin/tma-sim" check "$PREFIX/share/tma/tests/golden/silicon_h100" | tail -1 |
+   grep -qx "411 passed, 0 failed") || fail "installed tma-sim check <prefix>/share/tma/tests/golden/silicon_h100"
 # TMA_SHARE_DIR overrides: pointed at an empty folder, the architecture is not found.
 mkdir -p "$work/empty"
 if (cd "$work/elsewhere" && TMA_SHARE_DIR=$work/empty "$PREFIX/bin/tma-sim" run configs/scenarios/gemm_bf16.yaml \
