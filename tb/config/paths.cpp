@@ -1,5 +1,6 @@
 #include "tma/config/paths.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
@@ -26,11 +27,15 @@ bool present(const fs::path& p) {
 void set_executable_path(const std::string& argv0) { executable() = argv0; }
 
 std::string project_root() {
+  if (const char* env = std::getenv("TMA_SHARE_DIR"); env && *env) return env;
   std::error_code ec;
   const fs::path exe = fs::weakly_canonical(fs::path(executable()), ec);
   const fs::path above = exe.parent_path().parent_path();
-  if (!executable().empty() && !ec && present(above / "configs" / "arch")) return above.string();
-  return TMA_PROJECT_DIR;
+  if (!executable().empty() && !ec) {
+    if (present(above / "configs" / "arch")) return above.string();                     // build/tma-sim
+    if (present(above / "share" / "tma" / "configs" / "arch")) return (above / "share" / "tma").string();  // <prefix>/bin/tma-sim
+  }
+  return built_in_project_root();
 }
 
 std::string resolve_project_path(const std::string& path) {

@@ -9,10 +9,16 @@ namespace tma {
 
 class YamlField;
 
-// The project's folder (the one with configs/arch/): the folder above the executable's folder when
-// it has configs/arch/ (build/tma-sim), else the source folder the executable was built from.
+// The project's folder (the one with configs/arch/): $TMA_SHARE_DIR when it is set; else the folder
+// above the executable's folder when it has configs/arch/ (build/tma-sim); else <that folder>/share/tma
+// when it has configs/arch/ (an installed <prefix>/bin/tma-sim); else built_in_project_root().
 // Nothing else is searched: a file in some parent folder is never picked up by chance.
 std::string project_root();
+
+// The folder compiled in: the source folder for the libraries of the build tree, <prefix>/share/tma
+// (the configured CMAKE_INSTALL_PREFIX) for the installed ones (tb/config/built_in_root.cpp, built
+// twice).
+const char* built_in_project_root();
 
 // A path given on the command line: as given (from the current folder) when it exists or is
 // absolute; else from the project's folder when it is there; else as given (its load then fails
