@@ -4,7 +4,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 packages=(build-essential cmake pkg-config libsystemc-dev libyaml-cpp-dev libboost-test-dev
-          python3 python3-yaml python3-matplotlib gtkwave)  # gtkwave: vcd2fst/fst2vcd (run_outputs_vcd)
+          python3 python3-yaml python3-matplotlib python3-scipy gtkwave)  # gtkwave: vcd2fst/fst2vcd (run_outputs_vcd);
+          # python3-scipy: scripts/lofo_fit.py
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
