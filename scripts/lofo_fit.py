@@ -134,6 +134,16 @@ class Model:
         return [[(sc, ["workload.compute_cycles=%d" % round(consumer / p.ctas)], arch) for sc in p.scenarios]
                 for p in self.points]
 
+    def run(self, *job):
+        """One run; again when a signal ended it (exit 130: the host's other users may stop it)."""
+        for attempt in range(3):
+            try:
+                return self.runner.run_one(*job)
+            except RuntimeError as e:
+                if "failed (130)" not in str(e) or attempt == 2:
+                    raise
+                self.log("  a run was ended by a signal: again")
+
     def predict(self, values):
         key = tuple(values)
         if key in self.memo:
@@ -143,7 +153,7 @@ class Model:
         t0 = time.time()
         new = sum(1 for j in flat if self.runner.key(*j) not in self.runner.cache)
         with concurrent.futures.ThreadPoolExecutor(self.jobs) as ex:
-            out = iter(list(ex.map(lambda j: self.runner.run_one(*j), flat)))
+            out = iter(list(ex.map(lambda j: self.run(*j), flat)))
         self.runner.save()
         self.new_runs += new
         pred = []
