@@ -295,8 +295,16 @@ def main():
         best_design = min(range(len(vecs)), key=lambda i: mean_err(points, preds[i], rest))
         cands = []
         for zs in (z0, to_z(names, vecs[best_design])):
+            # An explicit first simplex, a quarter of each range (0.5 in coded units) from the start
+            # towards the inside: scipy's default steps 5% of a coordinate and 0.00025 of one that is
+            # 0, which left a parameter started at the middle of its bounds where it was.
+            simplex = [np.array(zs, dtype=float)]
+            for i in range(len(names)):
+                z = np.array(zs, dtype=float)
+                z[i] += -0.5 if z[i] > 0 else 0.5
+                simplex.append(z)
             r = minimize(lambda z: sur_err(z, mask), np.array(zs), method="Nelder-Mead", bounds=[(-1, 1)] * len(names),
-                         options={"xatol": 1e-3, "fatol": 1e-5, "maxfev": 2000})
+                         options={"xatol": 1e-3, "fatol": 1e-5, "maxfev": 2000, "initial_simplex": np.array(simplex)})
             cands.append(r)
         r = min(cands, key=lambda r: r.fun)
         fitted = snap(names, from_z(names, r.x))
