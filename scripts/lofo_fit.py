@@ -268,6 +268,7 @@ def main():
     fams = sorted({p.family for p in points})
     runner = cal.Runner(a.sim, arch, a.jobs, a.cache)
     model = Model(runner, points, names, a.jobs, log)
+    model.cached_at_start = len(runner.cache)
     start = read_start(arch, names)
     vecs = design(names, start)
     log("%d points in %d families; %s; start %s; %d design vectors" % (
@@ -333,11 +334,12 @@ def report(a, points, fams, names, start, vecs, preds, rows, fit_rms, model, run
     allfit = [r for r in rows if not r["held"]]
     w("# Leave-one-family-out fit: the measurement space (%s)\n" % a.gpu)
     w("Written by `/usr/bin/python3 scripts/lofo_fit.py --jobs %d --per-family %d --seed %d%s --report %s` "
-      "in %.0f s (%.1f min) from an empty cache on this project's 2-core host, shared with other work: %d "
+      "in %.0f s (%.1f min), %s: %d "
       "model runs (%d parameter vectors: %d of the design, %d fits). Points: tests/calibration/%s/space.csv "
       "(the span's bandwidth); start values: configs/arch/%s.yaml. The method is in the script's docstring.\n"
       % (a.jobs, a.per_family, a.seed, "" if a.params == DEFAULT_PARAMS else " --params " + a.params, a.report,
-         runtime, runtime / 60, model.new_runs, len(model.memo), len(vecs), len(model.memo) - len(vecs),
+         runtime, runtime / 60, "from an empty cache" if not model.cached_at_start else
+         "with %d runs of any vector already in the cache" % model.cached_at_start, model.new_runs, len(model.memo), len(vecs), len(model.memo) - len(vecs),
          a.gpu, a.gpu))
     w("| parameter | shipped | bounds | step |")
     w("| --- | ---: | --- | ---: |")
