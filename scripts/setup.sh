@@ -4,7 +4,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 packages=(build-essential cmake pkg-config libsystemc-dev libyaml-cpp-dev libboost-test-dev
-          python3 python3-yaml python3-matplotlib gtkwave   # gtkwave: vcd2fst/fst2vcd (run_outputs_vcd)
+          python3 python3-yaml python3-matplotlib python3-scipy gtkwave   # gtkwave: vcd2fst/fst2vcd (run_outputs_vcd); scipy: scripts/lofo_fit.py
           python3-dev pybind11-dev python3-pybind11 python3-numpy verilator)  # tb/bindings: Python module, DPI-C test
 missing=()
 for p in "${packages[@]}"; do
