@@ -338,11 +338,12 @@ class Runner:
     def key(self, scenario, sets, arch_sets):
         return hashlib.sha256(json.dumps([scenario, sets, arch_sets, self.arch, self.sim_stamp]).encode()).hexdigest()
 
-    def run_one(self, scenario, sets, arch_sets):
+    def run_one(self, scenario, sets, arch_sets, ext=".yaml"):
+        """`scenario`: a scenario's YAML text, or with ext ".jsonl" a trace's."""
         key = self.key(scenario, sets, arch_sets)
         if key in self.cache:
             return self.cache[key]
-        path = os.path.join(self.tmp, key[:16] + ".yaml")
+        path = os.path.join(self.tmp, key[:16] + ext)
         stats = os.path.join(self.tmp, key[:16] + ".json")
         with open(path, "w") as f:
             f.write(scenario)

@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""The model against silicon it was never fitted to: FlashAttention-3-style forward loops, split-KV
+decode loops and persistent GEMM main loops (one table per workload: time, DRAM bytes, L2 hit
+rate, the ranking of promotions and rasters), and pairs of CTAs loading the same tiles a set time
+apart (the GPC read coalescer). Data: tests/calibration/h100/workloads*.csv, coalesce*.csv,
+gemm*.csv (scripts/silicon/calib/run_workloads.sh, run_space.sh).
+
+  scripts/heldout_workloads.py [--gpu h100] [--jobs N] [--report docs/calibration/heldout_workloads.md]
+                               [--skip-gemm] [--skip-long]
+
+Every point is replayed whole (the attention and decode loops, the coalesce pairs) except the GEMM
+main loops, which replay two output tiles per CTA (their rate, as scripts/heldout_space.py does).
+The measurement kernels' consumer (wait, read a word, release) costs what the bandwidth kernel's
+does per stage (CONSUMER_CYCLES, calibrate.py's fit on other kernels); nothing else is set from
+these data. Standard library only.
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import calibrate as cal  # noqa: E402
+import heldout_space as hs  # noqa: E402
+
+CONSUMER_CYCLES = hs.CONSUMER_CYCLES
+SM_MHZ = 1980  # the coalesce kernel's delays are in ns; the model's SM clock (h100.yaml)
+
+
+def rows(path):
+    return hs.rows(path) if os.path.exists(path) else []
+
+
+def traffic(path):
+    return {t["point"]: t for t in rows(path)}
+
+
+# ---------------------------------------------------------------- attention and decode
+def workload_scenario(r):
+    decode = r["kind"] == "decode"
+    b, h, kvh = int(r["batch"]), int(r["heads"]), int(r["kv_heads"])
+    sq, skv, d = int(r["seq_q"]), int(r["seq_kv"]), int(r["head_dim"])
+    bm, bn, hq, split = int(r["block_m"]), int(r["block_n"]), int(r["q_heads_per_box"]), int(r["split_kv"])
+    promo = r["l2_promotion"]
+    text = ("name: heldout_%s\nsms: 132\ntensors:\n"
+            "  Q: {dtype: bf16, dims: [%d, %d, %d, %d], address: 0x100000000}\n"
+            "  K: {dtype: bf16, dims: [%d, %d, %d, %d], address: 0x200000000}\n"
+            "  V: {dtype: bf16, dims: [%d, %d, %d, %d], address: 0x300000000}\n"
+            "  O: {dtype: %s, dims: [%d, %d, %d, %d], address: 0x400000000}\n"
+            "descriptors:\n"
+            "  Q_tile: {tensor: Q, box: [64, %d, %d, 1], swizzle: 128B, l2_promotion: 128B}\n"
+            "  K_tile: {tensor: K, box: [64, %d, 1, 1], swizzle: 128B, l2_promotion: %s}\n"
+            "  V_tile: {tensor: V, box: [64, %d, 1, 1], swizzle: 128B, l2_promotion: %s}\n"
+            "  O_tile: {tensor: O, box: [64, %d, %d, 1]}\n"
+            "workload:\n  kind: %s\n  q: Q_tile\n  k: K_tile\n  v: V_tile\n  o: O_tile\n"
+            "  stages: %s\n  split_kv: %d\n%s"
+            % (r["kind"], d, sq, h, b, d, skv, kvh, b, d, skv, kvh, b, "f32" if decode else "bf16", d, sq, h, b * split,
+               bm, hq, bn, promo, bn, promo, bm, hq, r["kind"], r["stages"], split,
+               "" if decode else "  causal: %s\n" % ("true" if r["causal"] == "1" else "false")))
+    return text, ["workload.compute_cycles=%d" % (int(r["compute_cycles"]) + CONSUMER_CYCLES)]
+
+
+def workload_label(r):
+    if r["kind"] == "decode":
+        return "decode b%s kv%s split%s, %s, %s cyc" % (r["batch"], r["seq_kv"], r["split_kv"], r["l2_promotion"],
+                                                      r["compute_cycles"])
+    return "%s b%s h%s/%s s%s, %s, %s cyc" % ("causal" if r["causal"] == "1" else "full", r["batch"], r["heads"],
+                                            r["kv_heads"], r["seq_q"], r["l2_promotion"], r["compute_cycles"])
+
+
+# ---------------------------------------------------------------- coalesce pairs (traces)
+def coalesce_trace(r):
+    """A trace: each pair's two CTAs load the same 8 KB tiles (128 B x 64 rows) in the same order,
+    the second after a first step that only computes the delay (its loads wait for it)."""
+    pairs, delay_ns, shared = int(r["pairs"]), int(r["delay_ns"]), int(r["shared"])
+    tiles = int(r["tiles_per_cta"])
+    region_tiles = 16 if r["source"] == "l2" else tiles
+    cluster = r["placement"] == "cluster"
+    # model SMs: a cluster's two CTAs on neighbouring SMs (one GPC of 16); `apart` on SMs p and
+    # p + max(pairs, 64): other GPCs, every CTA its own SM
+    sms = [(2 * p, 2 * p + 1) if cluster else (p, max(pairs, 64) + p) for p in range(pairs)]
+    rows_total = (1 << 30) // 128
+    scen = {"name": "heldout_coalesce", "sms": 132, "cluster_size": 1, "gpu": "sm_90", "memory_fill": "word_hash",
+            "arch": "configs/arch/h100.yaml", "l2_state": "warm" if r["source"] == "l2" else "clean",
+            "tensors": {"D": {"dtype": "u8", "dims": [128, rows_total], "strides": [128], "address": 0x100000000}},
+            "descriptors": {"D_tile": {"tensor": "D", "mode": "tiled", "box": [128, 64], "swizzle": "none",
+                                       "l2_promotion": "none", "location": "param"}}}
+    grid, ctas = [], []
+    for p in range(pairs):
+        for rank in (0, 1):
+            grid.append(sms[p][rank])
+            ctas.append((p, rank))
+    lines = [json.dumps({"format": "tma-trace", "version": 1, "scenario": scen, "stages": 4, "grid": grid})]
+    delay = round(delay_ns * SM_MHZ / 1000)
+    for c, (p, rank) in enumerate(ctas):
+        sm = grid[c]
+        region = p if shared else 2 * p + rank
+        lines.append(json.dumps({"cta": c, "sm": sm, "step": 0, "issue": "consumer", "op": "none", "stage": 0,
+                                 "phase": 0, "expects": 0, "compute_cycles": delay if rank == 1 else 0}))
+        for t in range(tiles):
+            step = t + 1
+            row = (region * region_tiles + t % region_tiles) * 64
+            lines.append(json.dumps({"cta": c, "sm": sm, "step": step, "issue": "producer", "op": "load",
+                                     "descriptor": "D_tile", "coords": [0, row], "smem_addr": (step % 4) * 8192,
+                                     "wait": "released" if step == 1 else "stage", "stage": step % 4,
+                                     "phase": step // 4, "expects": 1, "compute_cycles": CONSUMER_CYCLES}))
+    return "\n".join(lines) + "\n"
+
+
+def lookup_hit(s):
+    """The model's hit rate as ncu counts lookups (a sector still being filled is a miss)."""
+    return s.get("l2_lookup_hit_rate", s["l2_hit_rate"])
+
+
+class Table:
+    """One workload's rows: label, silicon and model time, DRAM bytes, hit rate."""
+
+    def __init__(self, name):
+        self.name, self.rows = name, []
+
+    def add(self, label, key, t_sil, t_mod, dram_sil, dram_mod, hit_sil, hit_mod, reuse_mod):
+        self.rows.append((label, key, t_sil, t_mod, dram_sil, dram_mod, hit_sil, hit_mod, reuse_mod))
+
+    def markdown(self, time_unit):
+        out = ["| point | silicon %s | model | error | DRAM bytes silicon | model | error | L2 lookup hits silicon | model "
+               "| model: no DRAM read of their own |" % time_unit,
+               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for lab, _, ts, tm, ds, dm, hs_, hm, rm in self.rows:
+            out.append("| %s | %.4g | %.4g | %+.1f%% | %s | %s | %s | %s | %s |" % (
+                lab, ts, tm, 100 * (tm - ts) / ts,
+                "%.3g" % ds if ds is not None else "-", "%.3g" % dm,
+                "%+.1f%%" % (100 * (dm - ds) / ds) if ds else "-",
+                "%.1f%%" % (100 * hs_) if hs_ is not None else "-", "%.1f%%" % (100 * hm), "%.1f%%" % (100 * rm)))
+        return out
+
+    def summary(self):
+        te = [abs(r[3] - r[2]) / r[2] for r in self.rows]
+        de = [abs(r[5] - r[4]) / r[4] for r in self.rows if r[4]]
+        he = [abs(r[7] - r[6]) for r in self.rows if r[6] is not None]
+        return "| %s | %d | %.1f%% | %.1f%% | %s | %s |" % (
+            self.name, len(self.rows), 100 * statistics.mean(te), 100 * max(te),
+            "%.1f%%" % (100 * statistics.mean(de)) if de else "-",
+            "%.1f points" % (100 * statistics.mean(he)) if he else "-")
+
+    def rankings(self, group_of, variant_of):
+        """Within each group (the point without the varied parameter), is the order of the variants
+        by time the same on silicon and in the model? (ties within 2% on silicon count as either)"""
+        groups = {}
+        for row in self.rows:
+            groups.setdefault(group_of(row[1]), []).append(row)
+        same = total = 0
+        detail = []
+        for g, rs in groups.items():
+            if len(rs) < 2:
+                continue
+            total += 1
+            ok = True
+            for i in range(len(rs)):
+                for j in range(i + 1, len(rs)):
+                    ds = rs[i][2] - rs[j][2]
+                    dm = rs[i][3] - rs[j][3]
+                    if abs(ds) > 0.02 * max(rs[i][2], rs[j][2]) and ds * dm <= 0:
+                        ok = False
+            same += ok
+            if not ok:
+                detail.append("%s: silicon %s, model %s" % (
+                    g, " < ".join(variant_of(r[1]) for r in sorted(rs, key=lambda r: r[2])),
+                    " < ".join(variant_of(r[1]) for r in sorted(rs, key=lambda r: r[3]))))
+        return same, total, detail
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpu", default="h100")
+    ap.add_argument("--sim", default=os.path.join(cal.ROOT, "build/tma-sim"))
+    ap.add_argument("--arch", default=None, help="architecture file (default configs/arch/GPU.yaml)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--cache", default=os.path.join(cal.ROOT, "build/heldout-cache.json"))
+    ap.add_argument("--report", default=None)
+    ap.add_argument("--skip-gemm", action="store_true")
+    ap.add_argument("--skip-long", action="store_true", help="leave out the 8192-token attention (8.7 GB a point)")
+    a = ap.parse_args()
+    data = os.path.join(cal.ROOT, "tests/calibration", a.gpu)
+    arch = a.arch or os.path.join(cal.ROOT, "configs/arch/%s.yaml" % a.gpu)
+    runner = cal.Runner(a.sim, arch, a.jobs, a.cache)
+    t0 = time.time()
+
+    def run_all(jobs):
+        import concurrent.futures
+        with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
+            out = list(ex.map(lambda j: runner.run_one(j[0], j[1], [], *j[2:]), jobs))
+        runner.save()
+        return out
+
+    out = ["# Held-out workloads: attention, decode, GEMM main loops, coalescing (%s)" % a.gpu, "",
+           "Written by `scripts/heldout_workloads.py --report ...` from tests/calibration/%s/ (workloads.csv, "
+           "workloads_traffic.csv, gemm.csv, gemm_traffic.csv, coalesce.csv, coalesce_traffic.csv) and "
+           "configs/arch/%s.yaml. Nothing in these files was fitted." % (a.gpu, a.gpu), ""]
+    summaries = []
+    n_runs = 0
+
+    # attention and decode
+    wl = rows(os.path.join(data, "workloads.csv"))
+    if a.skip_long:
+        wl = [r for r in wl if not (r["kind"] == "attention" and r["seq_q"] == "8192")]
+    wtr = traffic(os.path.join(data, "workloads_traffic.csv"))
+    preds = run_all([workload_scenario(r) for r in wl])
+    n_runs += len(wl)
+    tables = {"attention": Table("FlashAttention-3 forward loop"), "decode": Table("split-KV decode loop")}
+    for r, s in zip(wl, preds):
+        t = wtr.get(r["point"])
+        dram_sil = (float(t["dram__bytes_read.sum"]) + float(t["dram__bytes_write.sum"])) if t else None
+        hit_sil = float(t["tex_hit_rate"]) if t else None
+        tables[r["kind"]].add(workload_label(r), r, float(r["span_us"]), s["seconds"] * 1e6, dram_sil,
+                              s["dram_read_bytes"] + s["dram_write_bytes"], hit_sil, lookup_hit(s), s["l2_hit_rate"])
+    for kind, tab in tables.items():
+        if not tab.rows:
+            continue
+        summaries.append(tab.summary())
+        out += ["## %s" % tab.name, ""] + tab.markdown("us") + [""]
+        same, total, detail = tab.rankings(
+            lambda r: (r["kind"], r["batch"], r["seq_kv"], r["causal"], r["split_kv"], r["compute_cycles"]),
+            lambda r: r["l2_promotion"])
+        out.append("Promotions ranked by time as on silicon (differences above 2%%): %d of %d groups." % (same, total))
+        out += ["- " + d for d in detail] + [""]
+
+    # GEMM main loops (rates: two output tiles per CTA)
+    if not a.skip_gemm:
+        gm = [r for r in rows(os.path.join(data, "gemm.csv")) if r["M"] == "8192"]
+        gtr = traffic(os.path.join(data, "gemm_traffic.csv"))
+        gpreds = run_all([hs.gemm_scenario(r) for r in gm])
+        n_runs += len(gm)
+        tab = Table("GEMM main loop, 8192^3 (rate of two output tiles per CTA)")
+        for r, s in zip(gm, gpreds):
+            t = gtr.get(r["point"])
+            # times per requested byte, in us per GB: the replay runs two tiles per CTA
+            tab.add("%sx%s %s, %s, %s cyc" % (r["BM"], r["BN"], r["raster"], r["l2_promotion"], r["compute_cycles"]),
+                    r, 1e3 / float(r["span_gbps"]), 1e3 / s["load_bandwidth_gbs"], None, 0.0,
+                    float(t["tex_hit_rate"]) if t else None, lookup_hit(s), s["l2_hit_rate"])
+        summaries.append(tab.summary())
+        out += ["## %s" % tab.name, "", "Time per GB loaded (us/GB). DRAM bytes are not compared: the replay runs "
+                "the first two tiles of each CTA, whose DRAM traffic is not the whole schedule's.", ""]
+        out += tab.markdown("us/GB") + [""]
+        for what, grp, var in (("Rasters", lambda r: (r["BN"], r["l2_promotion"], r["compute_cycles"]),
+                                lambda r: r["raster"]),
+                               ("Promotions", lambda r: (r["BN"], r["raster"], r["compute_cycles"]),
+                                lambda r: r["l2_promotion"])):
+            same, total, detail = tab.rankings(grp, var)
+            out.append("%s ranked by time as on silicon (differences above 2%%): %d of %d groups." % (what, same, total))
+            out += ["- " + d for d in detail[:12]] + [""]
+
+    # coalescing pairs
+    co = rows(os.path.join(data, "coalesce.csv"))
+    ctr = traffic(os.path.join(data, "coalesce_traffic.csv"))
+    cpreds = run_all([(coalesce_trace(r), [], ".jsonl") for r in co])
+    n_runs += len(co)
+    out += ["## Two CTAs loading the same tiles a set time apart (GPC read coalescer)", "",
+            "Share of the loaded bytes that reach the L2 (silicon: lts TEX sectors x 32 / bytes asked; model: "
+            "bytes less those the GPC coalescer served). `cluster`: the pair is a 2-CTA cluster (one GPC); "
+            "`apart`: CTAs p and p + pairs (silicon: other GPCs; model: SMs p and p + max(pairs, 64)).", "",
+            "| placement | source | pairs | delay ns | silicon | model | silicon GB/s | model GB/s |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    errs = []
+    for r, s in zip(co, cpreds):
+        t = ctr.get(r["point"])
+        if not t:
+            continue
+        req = float(t["requested_bytes"])
+        sil = float(t["lts__t_sectors_srcunit_tex_op_read.sum"]) * 32 / req
+        mod = (s["bytes_loaded"] - s["gpc_coalesced_bytes"]) / s["bytes_loaded"]
+        errs.append(abs(mod - sil))
+        out.append("| %s | %s | %s | %s | %.3f | %.3f | %s | %.0f |" % (
+            r["placement"], r["source"], r["pairs"], r["delay_ns"] if r["shared"] == "1" else "(own tiles)", sil, mod,
+            r["span_gbps"], s["load_bandwidth_gbs"]))
+    if errs:
+        summaries.append("| coalesce pairs: share of bytes reaching the L2 | %d | %.3f (abs) | %.3f (abs) | - | - |"
+                         % (len(errs), statistics.mean(errs), max(errs)))
+    out += [""]
+    head = ["## Summary", "", "| workload | points | time mean abs error | worst | DRAM bytes mean abs error "
+            "| L2 lookup hit rate (ncu's count) |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |"] + summaries + [""]
+    text = "\n".join(out[:5] + head + out[5:])
+    print(text)
+    print("\n%d model runs, %.0f s" % (n_runs, time.time() - t0))
+    if a.report:
+        with open(a.report, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
