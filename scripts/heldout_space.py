@@ -206,7 +206,7 @@ def main():
         fam("L2 sectors (lts) / requested", "ratio").add(label, float(t["l2_read_bytes_per_requested_byte"]),
                                                          s["lts_sectors"] * 32 / req)
         fam("L2 hit rate (TEX sectors)", "points", True).add(label, 100 * float(t["tex_hit_rate"]),
-                                                             100 * s.get("l2_lookup_hit_rate", s["l2_hit_rate"]))
+                                                             100 * s["l2_hit_rate"])
     # Descriptor cache: serial loads over K maps in global memory (param: the model has no K > 1 there).
     ds = [r for r in rows(os.path.join(data, "descriptor_space.csv"))
           if r["mode"] == "serial" and r["location"] == "global" and r["prefetch"] in ("none", "all")
@@ -236,7 +236,7 @@ def main():
             t = gtr.get(r["point"])
             if t:
                 fam("GEMM L2 hit rate (TEX sectors, %s)" % shape, "points", True).add(
-                    label, 100 * float(t["tex_hit_rate"]), 100 * s.get("l2_lookup_hit_rate", s["l2_hit_rate"]))
+                    label, 100 * float(t["tex_hit_rate"]), 100 * s["l2_hit_rate"])
     lines = ["| family (held out: never fitted) | points | mean abs error | median | worst: model vs silicon |",
              "| --- | ---: | ---: | ---: | --- |"]
     for f in fams.values():

@@ -378,7 +378,6 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   r.l2_requests = sum(".splitter", "l2_requests");
   r.sectors_requested = sum("gpu.l2", "sectors_requested");
   r.sector_hits = sum("gpu.l2", "sector_hits");
-  r.sector_pending_misses = sum("gpu.l2", "sector_pending_misses");
   r.sector_misses = sum("gpu.l2", "sector_misses");
   r.bytes_requested = sum(".splitter", "bytes_requested");
   r.dram_read_bytes = sum("gpu.dram", "read_bytes");
@@ -463,7 +462,6 @@ std::vector<SummaryField> summary_fields(const RunSummary& r) {
       {"store_bandwidth_gbs", f(r.store_bandwidth_gbs())},
       {"l2_requests", u(r.l2_requests)}, {"sectors_requested", u(r.sectors_requested)},
       {"sector_hits", u(r.sector_hits)}, {"l2_hit_rate", f(r.l2_hit_rate())},
-      {"l2_lookup_hit_rate", f(r.l2_lookup_hit_rate())},
       {"dram_read_bytes", u(r.dram_read_bytes)}, {"dram_write_bytes", u(r.dram_write_bytes)},
       {"overfetch_bytes", u(r.overfetch_bytes())},
       {"descriptor_hits", u(r.descriptor_hits)}, {"descriptor_misses", u(r.descriptor_misses)},
@@ -516,10 +514,9 @@ void print_summary(std::FILE* out, const RunSummary& r) {
                  r.l2_read_bytes() / mb, 100.0 * r.l2_read_bytes() / r.read_bytes, r.l2_read_bandwidth_gbs(),
                  r.gpc_coalesced_bytes / mb, 100.0 * r.gpc_coalesced_bytes / r.read_bytes);
   }
-  std::fprintf(out, "  L2                 %llu requests, %llu sectors, hit rate %.1f%% (no DRAM read of their own; "
-                    "as ncu counts lookups, a sector still being filled a miss: %.1f%%)\n",
+  std::fprintf(out, "  L2                 %llu requests, %llu sectors, hit rate %.1f%%\n",
                static_cast<unsigned long long>(r.l2_requests), static_cast<unsigned long long>(r.sectors_requested),
-               100 * r.l2_hit_rate(), 100 * r.l2_lookup_hit_rate());
+               100 * r.l2_hit_rate());
   std::fprintf(out, "  DRAM               %.3f MB read, %.3f MB written; over-fetch from promotion %.3f MB, %.3f MB of it "
                     "never read\n",
                r.dram_read_bytes / mb, r.dram_write_bytes / mb, r.overfetch_bytes() / mb, r.overfetch_unread_bytes / mb);

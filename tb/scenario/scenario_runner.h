@@ -49,7 +49,6 @@ struct RunSummary {
   uint64_t bytes_delivered = 0;      // the loads' bytes into shared memory: once per receiving CTA
   uint64_t bytes_stored = 0;         // bytes written or reduced by stores and reductions
   uint64_t l2_requests = 0, sectors_requested = 0, sector_hits = 0, sector_misses = 0;
-  uint64_t sector_pending_misses = 0;  // sectors whose fill was in flight: no DRAM read, a lookup miss
   uint64_t bytes_requested = 0;      // by the splitters
   uint64_t dram_read_bytes = 0, dram_write_bytes = 0, dram_fill_bytes = 0;
   uint64_t descriptor_hits = 0, descriptor_misses = 0;
@@ -87,13 +86,7 @@ struct RunSummary {
   double load_bandwidth_gbs() const { return cycles ? bytes_loaded / seconds() / 1e9 : 0; }
   double delivered_bandwidth_gbs() const { return cycles ? bytes_delivered / seconds() / 1e9 : 0; }
   double store_bandwidth_gbs() const { return cycles ? bytes_stored / seconds() / 1e9 : 0; }
-  // Sectors the L2 served without a DRAM read of their own (present, or on their way): the reuse.
-  double l2_hit_rate() const {
-    return sectors_requested ? double(sector_hits + sector_pending_misses) / sectors_requested : 0;
-  }
-  // As ncu counts lookups (lts__t_sectors_..._lookup_hit): present when looked up; a sector still
-  // being filled is a miss. Depends on how far apart in time the SMs that share data run.
-  double l2_lookup_hit_rate() const { return sectors_requested ? double(sector_hits) / sectors_requested : 0; }
+  double l2_hit_rate() const { return sectors_requested ? double(sector_hits) / sectors_requested : 0; }
   // The bytes the L2 slices served to reads (what the coalescer did not) over the simulated time.
   uint64_t l2_read_bytes() const { return read_bytes - std::min(read_bytes, gpc_coalesced_bytes); }
   double l2_read_bandwidth_gbs() const { return cycles ? l2_read_bytes() / seconds() / 1e9 : 0; }
