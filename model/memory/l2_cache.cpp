@@ -371,14 +371,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
       lts_sectors_ += far ? 2 : 1;  // a far access is counted by both partitions
       const uint32_t s = static_cast<uint32_t>((a % cfg_.line_bytes) / sector);
       if (l && (l->valid & (1u << s))) {
-        // A sector whose fill is still in flight is a lookup miss, as ncu counts it (it waits for
-        // that fill and fetches nothing: coalesce.csv's second CTAs in other GPCs read no DRAM
-        // but hit 28%, not 50%); one whose data is in is a hit.
-        if (l->ready[s] > t_arrive) {
-          ++sector_pending_misses_;  // neither a hit nor a miss that fetches (sector_misses)
-        } else {
-          ++sector_hits_;
-        }
+        ++sector_hits_;
         if (req->access != MemAccess::write) l->unread &= static_cast<uint8_t>(~(1u << s));  // its data used
         wait_for = std::max(wait_for, ready_of(l, s));  // a fill in flight: wait for its data
         if (l->far_promoted & (1u << s)) {
@@ -503,7 +496,6 @@ void L2Cache::collect_stats(StatsRecord& out) const {
   out.add("sectors_requested", sectors_requested_);
   out.add("sector_hits", sector_hits_);
   out.add("sector_misses", sector_misses_);
-  out.add("sector_pending_misses", sector_pending_misses_);
   out.add("dram_fill_bytes", dram_fill_bytes_);
   out.add("writeback_bytes", writeback_bytes_);
   out.add("evictions", evictions_);
