@@ -110,30 +110,24 @@ def coalesce_trace(r):
     return "\n".join(lines) + "\n"
 
 
-def lookup_hit(s):
-    """The model's hit rate as ncu counts lookups (a sector still being filled is a miss)."""
-    return s.get("l2_lookup_hit_rate", s["l2_hit_rate"])
-
-
 class Table:
     """One workload's rows: label, silicon and model time, DRAM bytes, hit rate."""
 
     def __init__(self, name):
         self.name, self.rows = name, []
 
-    def add(self, label, key, t_sil, t_mod, dram_sil, dram_mod, hit_sil, hit_mod, reuse_mod):
-        self.rows.append((label, key, t_sil, t_mod, dram_sil, dram_mod, hit_sil, hit_mod, reuse_mod))
+    def add(self, label, key, t_sil, t_mod, dram_sil, dram_mod, hit_sil, hit_mod):
+        self.rows.append((label, key, t_sil, t_mod, dram_sil, dram_mod, hit_sil, hit_mod))
 
     def markdown(self, time_unit):
-        out = ["| point | silicon %s | model | error | DRAM bytes silicon | model | error | L2 lookup hits silicon | model "
-               "| model: no DRAM read of their own |" % time_unit,
-               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-        for lab, _, ts, tm, ds, dm, hs_, hm, rm in self.rows:
+        out = ["| point | silicon %s | model | error | DRAM bytes silicon | model | error | L2 hit silicon | model |" % time_unit,
+               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for lab, _, ts, tm, ds, dm, hs_, hm in self.rows:
             out.append("| %s | %.4g | %.4g | %+.1f%% | %s | %s | %s | %s | %s |" % (
                 lab, ts, tm, 100 * (tm - ts) / ts,
                 "%.3g" % ds if ds is not None else "-", "%.3g" % dm,
                 "%+.1f%%" % (100 * (dm - ds) / ds) if ds else "-",
-                "%.1f%%" % (100 * hs_) if hs_ is not None else "-", "%.1f%%" % (100 * hm), "%.1f%%" % (100 * rm)))
+                "%.1f%%" % (100 * hs_) if hs_ is not None else "-", "%.1f%%" % (100 * hm)))
         return out
 
     def summary(self):
@@ -215,7 +209,7 @@ def main():
         dram_sil = (float(t["dram__bytes_read.sum"]) + float(t["dram__bytes_write.sum"])) if t else None
         hit_sil = float(t["tex_hit_rate"]) if t else None
         tables[r["kind"]].add(workload_label(r), r, float(r["span_us"]), s["seconds"] * 1e6, dram_sil,
-                              s["dram_read_bytes"] + s["dram_write_bytes"], hit_sil, lookup_hit(s), s["l2_hit_rate"])
+                              s["dram_read_bytes"] + s["dram_write_bytes"], hit_sil, s["l2_hit_rate"])
     for kind, tab in tables.items():
         if not tab.rows:
             continue
@@ -239,7 +233,7 @@ def main():
             # times per requested byte, in us per GB: the replay runs two tiles per CTA
             tab.add("%sx%s %s, %s, %s cyc" % (r["BM"], r["BN"], r["raster"], r["l2_promotion"], r["compute_cycles"]),
                     r, 1e3 / float(r["span_gbps"]), 1e3 / s["load_bandwidth_gbs"], None, 0.0,
-                    float(t["tex_hit_rate"]) if t else None, lookup_hit(s), s["l2_hit_rate"])
+                    float(t["tex_hit_rate"]) if t else None, s["l2_hit_rate"])
         summaries.append(tab.summary())
         out += ["## %s" % tab.name, "", "Time per GB loaded (us/GB). DRAM bytes are not compared: the replay runs "
                 "the first two tiles of each CTA, whose DRAM traffic is not the whole schedule's.", ""]
@@ -279,8 +273,7 @@ def main():
         summaries.append("| coalesce pairs: share of bytes reaching the L2 | %d | %.3f (abs) | %.3f (abs) | - | - |"
                          % (len(errs), statistics.mean(errs), max(errs)))
     out += [""]
-    head = ["## Summary", "", "| workload | points | time mean abs error | worst | DRAM bytes mean abs error "
-            "| L2 lookup hit rate (ncu's count) |",
+    head = ["## Summary", "", "| workload | points | time mean abs error | worst | DRAM bytes mean abs error | L2 hit rate |",
             "| --- | ---: | ---: | ---: | ---: | ---: |"] + summaries + [""]
     text = "\n".join(out[:5] + head + out[5:])
     print(text)
