@@ -275,7 +275,7 @@ def main():
     out += [""]
     head = ["## Summary", "", "| workload | points | time mean abs error | worst | DRAM bytes mean abs error | L2 hit rate |",
             "| --- | ---: | ---: | ---: | ---: | ---: |"] + summaries + [""]
-    text = "\n".join(out[:5] + head + out[5:])
+    text = "\n".join(out[:4] + head + out[4:])
     print(text)
     print("\n%d model runs, %.0f s" % (n_runs, time.time() - t0))
     if a.report:
