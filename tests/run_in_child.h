@@ -25,34 +25,22 @@ struct Result {
   uint64_t ctas_of_sm[4] = {0, 0, 0, 0};  // CTAs SMs 0-3 ran
 };
 
-inline Result run_in_child(const Scenario& s, const ArchConfig& arch) {
+// Runs `s` in a child process and sends back what `pick` takes from its summary: `T` is plain data
+// with a `bool ok`, set once the run has finished (a run that throws comes back not ok).
+template <typename T, typename Pick>
+T run_in_child_as(const Scenario& s, const ArchConfig& arch, Pick pick) {
   int fd[2];
   BOOST_REQUIRE(pipe(fd) == 0);
   const pid_t pid = fork();
   BOOST_REQUIRE(pid >= 0);
   if (pid == 0) {
     close(fd[0]);
-    Result r;
+    T r;
     try {
       RunOptions opt;
       opt.progress = false;
-      const RunSummary sum = run_scenario(s, arch, opt);
+      r = pick(run_scenario(s, arch, opt));
       r.ok = true;
-      r.cycles = sum.cycles;
-      r.loads = sum.loads;
-      r.stores = sum.stores;
-      r.reductions = sum.reductions;
-      r.bytes_loaded = sum.bytes_loaded;
-      r.bytes_delivered = sum.bytes_delivered;
-      r.bytes_stored = sum.bytes_stored;
-      r.bytes_requested = sum.bytes_requested;
-      r.scoreboard_checked = sum.scoreboard_checked;
-      r.scoreboard_mismatches = sum.scoreboard_mismatches;
-      r.invariant_checks = sum.invariant_checks;
-      r.invariant_violations = sum.invariant_violations;
-      r.ctas = static_cast<uint64_t>(sum_stat(sum.stats, "", "ctas"));
-      for (int sm = 0; sm < 4; ++sm)
-        r.ctas_of_sm[sm] = static_cast<uint64_t>(sum_stat(sum.stats, "cta" + std::to_string(sm), "ctas"));
     } catch (...) {
       r.ok = false;
     }
@@ -60,7 +48,7 @@ inline Result run_in_child(const Scenario& s, const ArchConfig& arch) {
     _exit(n == static_cast<ssize_t>(sizeof r) ? 0 : 1);
   }
   close(fd[1]);
-  Result r;
+  T r;
   size_t got = 0;
   while (got < sizeof r) {
     const ssize_t n = read(fd[0], reinterpret_cast<char*>(&r) + got, sizeof r - got);
@@ -74,6 +62,28 @@ inline Result run_in_child(const Scenario& s, const ArchConfig& arch) {
   BOOST_REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   BOOST_REQUIRE(r.ok);
   return r;
+}
+
+inline Result run_in_child(const Scenario& s, const ArchConfig& arch) {
+  return run_in_child_as<Result>(s, arch, [](const RunSummary& sum) {
+    Result r;
+    r.cycles = sum.cycles;
+    r.loads = sum.loads;
+    r.stores = sum.stores;
+    r.reductions = sum.reductions;
+    r.bytes_loaded = sum.bytes_loaded;
+    r.bytes_delivered = sum.bytes_delivered;
+    r.bytes_stored = sum.bytes_stored;
+    r.bytes_requested = sum.bytes_requested;
+    r.scoreboard_checked = sum.scoreboard_checked;
+    r.scoreboard_mismatches = sum.scoreboard_mismatches;
+    r.invariant_checks = sum.invariant_checks;
+    r.invariant_violations = sum.invariant_violations;
+    r.ctas = static_cast<uint64_t>(sum_stat(sum.stats, "", "ctas"));
+    for (int sm = 0; sm < 4; ++sm)
+      r.ctas_of_sm[sm] = static_cast<uint64_t>(sum_stat(sum.stats, "cta" + std::to_string(sm), "ctas"));
+    return r;
+  });
 }
 
 }  // namespace tma::test

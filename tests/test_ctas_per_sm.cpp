@@ -19,9 +19,6 @@
 #define BOOST_TEST_MODULE ctas_per_sm
 #include <boost/test/unit_test.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -31,6 +28,7 @@
 #include "tma/scenario/scenario_runner.h"
 #include "tma/scenario/workload.h"
 #include "tma/config/yaml_reader.h"
+#include "run_in_child.h"
 
 using namespace tma;
 
@@ -57,53 +55,24 @@ struct Run {
 };
 
 Run run(const Scenario& s, const ArchConfig& arch) {
-  int fd[2];
-  BOOST_REQUIRE(pipe(fd) == 0);
-  const pid_t pid = fork();
-  BOOST_REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(fd[0]);
+  return test::run_in_child_as<Run>(s, arch, [](const RunSummary& sum) {
     Run r;
-    try {
-      RunOptions opt;
-      opt.progress = false;
-      const RunSummary sum = run_scenario(s, arch, opt);
-      r.ok = true;
-      r.cycles = sum.cycles;
-      r.loads = sum.loads;
-      r.bytes_loaded = sum.bytes_loaded;
-      r.checked = sum.scoreboard_checked;
-      r.mismatches = sum.scoreboard_mismatches;
-      r.violations = sum.invariant_violations;
-      r.ctas = static_cast<uint64_t>(sum_stat(sum.stats, "", "ctas"));
-      r.grid = sum.grid_ctas;
-      r.waves = sum.waves;
-      r.slots = sum.ctas_per_sm;
-      r.max_concurrent = sum.max_concurrent_ctas;
-      r.mean_concurrent = sum.mean_concurrent_ctas;
-      r.sm0_ctas = static_cast<uint64_t>(sum_stat(sum.stats, "cta0", "ctas"));
-      r.sm0_max_concurrent = static_cast<uint64_t>(sum_stat(sum.stats, "cta0", "max_concurrent_ctas"));
-    } catch (...) {
-      r.ok = false;
-    }
-    const ssize_t n = write(fd[1], &r, sizeof r);
-    _exit(n == static_cast<ssize_t>(sizeof r) ? 0 : 1);
-  }
-  close(fd[1]);
-  Run r;
-  size_t got = 0;
-  while (got < sizeof r) {
-    const ssize_t n = read(fd[0], reinterpret_cast<char*>(&r) + got, sizeof r - got);
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  close(fd[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  BOOST_REQUIRE(got == sizeof r);
-  BOOST_REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  BOOST_REQUIRE(r.ok);
-  return r;
+    r.cycles = sum.cycles;
+    r.loads = sum.loads;
+    r.bytes_loaded = sum.bytes_loaded;
+    r.checked = sum.scoreboard_checked;
+    r.mismatches = sum.scoreboard_mismatches;
+    r.violations = sum.invariant_violations;
+    r.ctas = static_cast<uint64_t>(sum_stat(sum.stats, "", "ctas"));
+    r.grid = sum.grid_ctas;
+    r.waves = sum.waves;
+    r.slots = sum.ctas_per_sm;
+    r.max_concurrent = sum.max_concurrent_ctas;
+    r.mean_concurrent = sum.mean_concurrent_ctas;
+    r.sm0_ctas = static_cast<uint64_t>(sum_stat(sum.stats, "cta0", "ctas"));
+    r.sm0_max_concurrent = static_cast<uint64_t>(sum_stat(sum.stats, "cta0", "max_concurrent_ctas"));
+    return r;
+  });
 }
 
 void check_clean(const Run& r) {
