@@ -6,8 +6,10 @@
 // one issuing thread, a consumer that only releases the stage); the pair's second CTA starts
 // `delay_ns` after its first (each spins from its own start: first-wave CTAs start within ~100 ns
 // of each other), so the two streams run the same tiles that far apart. Placement: `cluster` (the
-// pair is a 2-CTA cluster: one GPC), `apart` (CTAs p and p + pairs: no cluster, usually other
-// GPCs). Source: `l2` (each pair loops over its own 128 KB, warm in the L2), `dram` (each pair
+// pair is a 2-CTA cluster: the two SMs of one TPC, placement.csv), `apart` (CTAs p and p + pairs:
+// no cluster, usually other GPCs); appended later, with 4-CTA clusters (ranks 0 and 1 on one TPC,
+// 2 and 3 on another TPC of the same GPC): `gpc` (pairs ranks 0+2 and 1+3: one GPC, two TPCs) and
+// `tpc4` (pairs ranks 0+1 and 2+3: one TPC, launched as `gpc` is). Source: `l2` (each pair loops over its own 128 KB, warm in the L2), `dram` (each pair
 // streams its own 4 MB once, L2 clean before). `shared` 0 gives each CTA its own tiles (nothing to
 // merge). ncu tells how many of the loads' sectors reach the L2: lts TEX sectors per requested
 // 32 bytes < 1 means merged on the way.
@@ -53,6 +55,26 @@ std::vector<CoPoint> make_points() {
         p.shared = 0;
         v.push_back(p);
       }
+  // Appended (the points above keep their numbers): is the coalescer the GPC's or the TPC's?
+  // Same launch (4-CTA clusters), the pair on one TPC or on two TPCs of one GPC.
+  for (const char* src : {"l2", "dram"})
+    for (const char* pl : {"tpc4", "gpc"})
+      for (int pairs : {8, 60}) {
+        for (int d : {0, 500, 2000}) {
+          CoPoint p;
+          p.placement = pl;
+          p.source = src;
+          p.pairs = pairs;
+          p.delay_ns = d;
+          v.push_back(p);
+        }
+        CoPoint p;
+        p.placement = pl;
+        p.source = src;
+        p.pairs = pairs;
+        p.shared = 0;
+        v.push_back(p);
+      }
   return v;
 }
 
@@ -60,7 +82,7 @@ struct Span {
   unsigned long long start, end;
 };
 struct CoArgs {
-  int pairs, cluster, delay_ns, shared, tiles, region_tiles;  // region_tiles: a pair's tiles before wrapping
+  int pairs, cluster, delay_ns, shared, tiles, region_tiles;  // cluster: 0 none, 2, 4 (gpc), 5 (tpc4)  // region_tiles: a pair's tiles before wrapping
   int rows_total;
   unsigned long long timeout_cycles;
   unsigned* sink;
@@ -73,9 +95,15 @@ __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
   __shared__ __align__(8) unsigned long long full[kStages], empty[kStages];
   const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   int pair, rank;
-  if (a.cluster) {
+  if (a.cluster == 2) {
     pair = (int)cluster_id_x();
     rank = (int)cluster_ctarank();
+  } else if (a.cluster == 4) {  // ranks 0+2 and 1+3: two TPCs of one GPC
+    pair = (int)cluster_id_x() * 2 + (int)(cluster_ctarank() & 1);
+    rank = (int)(cluster_ctarank() >> 1);
+  } else if (a.cluster == 5) {  // ranks 0+1 and 2+3: one TPC
+    pair = (int)cluster_id_x() * 2 + (int)(cluster_ctarank() >> 1);
+    rank = (int)(cluster_ctarank() & 1);
   } else {
     pair = blockIdx.x % a.pairs;
     rank = blockIdx.x / a.pairs;
@@ -129,6 +157,7 @@ __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
 }
 
 __global__ void __launch_bounds__(64) co_cluster(const __grid_constant__ CUtensorMap map, CoArgs a) { body(&map, a); }
+__global__ void __launch_bounds__(64) co_cluster4(const __grid_constant__ CUtensorMap map, CoArgs a) { body(&map, a); }
 __global__ void __launch_bounds__(64) co_apart(const __grid_constant__ CUtensorMap map, CoArgs a) { body(&map, a); }
 
 struct State {
@@ -156,6 +185,7 @@ void alloc() {
   CK(cudaMalloc(&S.err, sizeof(unsigned)));
   CK(cudaMalloc(&S.span, sizeof(Span)));
   set_max_dyn_smem(co_cluster, S.dev);
+  set_max_dyn_smem(co_cluster4, S.dev);
   set_max_dyn_smem(co_apart, S.dev);
 }
 
@@ -175,7 +205,8 @@ Prepared prepare(const CoPoint& p) {
   CoArgs& a = q.args;
   a = CoArgs();
   a.pairs = p.pairs;
-  a.cluster = p.placement == "cluster";
+  a.cluster = p.placement == "cluster" ? 2 : p.placement == "gpc" ? 4 : p.placement == "tpc4" ? 5 : 0;
+  if (a.cluster >= 4 && p.pairs % 2) throw PointSkip("4-CTA clusters hold two pairs");
   a.delay_ns = p.delay_ns;
   a.shared = p.shared;
   a.tiles = p.tiles;
@@ -196,6 +227,8 @@ void launch(const CoPoint& p, const Prepared& q) {
   CK(cudaMemcpy(S.span, &init, sizeof(init), cudaMemcpyHostToDevice));
   if (p.placement == "cluster")
     launch_cluster(co_cluster, 2 * p.pairs, 64, smem, 2, 0, q.map, q.args);
+  else if (p.placement == "gpc" || p.placement == "tpc4")
+    launch_cluster(co_cluster4, 2 * p.pairs, 64, smem, 4, 0, q.map, q.args);
   else
     co_apart<<<2 * p.pairs, 64, smem>>>(q.map, q.args);
   CK(cudaGetLastError());

@@ -18,6 +18,9 @@
 //
 // Extra modes for ncu: gemm --list-traffic; gemm --traffic-all (every point once, each after the
 // clean-L2 reads; only the measured launches are called gm_mainloop).
+// gemm --skew OUT.csv [--only i,j,...]: one launch of each point (default 0-3, 9, 18: the M
+// raster with 0, 512, 1024 cycles and 128B, N, grouped) that logs when each CTA's consumer gets every
+// kSkewEvery-th k-step's data, and the CTA's SM: how far apart the CTAs that share tiles run.
 //
 // Build: nvcc -O2 -std=c++17 -arch=sm_90a gemm.cu -o gemm -lcuda
 #include "calib_common.cuh"
@@ -29,6 +32,8 @@ namespace {
 constexpr int kMaxStages = 8;
 constexpr int kBK = 64;  // elements of K per step (128 bytes)
 constexpr size_t kScrubBytes = 256ull << 20;
+constexpr int kSkewEvery = 16;      // --skew logs every 16th k-step
+constexpr int kSkewMaxSteps = 8192;  // per CTA (8192^3 at 128x128: 31-32 tiles x 128 steps)
 
 struct GemmPoint {
   int M = 8192, N = 8192, K = 8192;
@@ -83,6 +88,8 @@ struct GmArgs {
   unsigned* err;
   ClockRec* clk;
   Span* span;
+  unsigned long long* skew;  // --skew: [cta][step / kSkewEvery] globaltimer, else null
+  unsigned* skew_sm;         // --skew: each CTA's %smid
 };
 
 __device__ __forceinline__ void tile_of(const GmArgs& a, int t, int& m, int& n) {
@@ -148,13 +155,21 @@ __device__ __forceinline__ void mainloop_body(const CUtensorMap* ma, const CUten
     unsigned acc = 0;
     int s = 0;
     unsigned k = 0;
+    long long j = 0;
+    if (a.skew) {
+      unsigned smid;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+      a.skew_sm[blockIdx.x] = smid;
+    }
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-      for (int ks = 0; ks < a.ksteps; ++ks) {
+      for (int ks = 0; ks < a.ksteps; ++ks, ++j) {
         if (!mbar_wait(smem_u32(&full[s]), k & 1, a.timeout_cycles)) {
           atomicAdd(a.err, 1u);
           a.sink[blockIdx.x] = acc;
           return;
         }
+        if (a.skew && j % kSkewEvery == 0 && j / kSkewEvery < kSkewMaxSteps / kSkewEvery)
+          a.skew[(size_t)blockIdx.x * (kSkewMaxSteps / kSkewEvery) + j / kSkewEvery] = globaltimer();
         acc += *reinterpret_cast<const volatile unsigned*>(base_ptr + (size_t)s * a.stage_stride + 4 * (ks & 7));
         if (a.compute) {
           const long long t0 = clock64();
@@ -304,7 +319,74 @@ Result measure(size_t idx, int reps) {
   return res;
 }
 
+// --skew OUT.csv: point, cta, smid, step, t_ns (from the first CTA's start) of every kSkewEvery-th
+// step; the points' parameters are gemm.csv's of the same number.
+int skew_mode(const char* path, const char* only) {
+  std::vector<size_t> pts = {0, 1, 2, 3, 9, 18};
+  if (only) {
+    pts.clear();
+    for (const char* c = only; *c;) {
+      pts.push_back(strtoull(c, nullptr, 10));
+      while (*c && *c != ',') ++c;
+      if (*c) ++c;
+    }
+  }
+  FILE* f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "skew: cannot write %s\n", path);
+    return 2;
+  }
+  try {
+    CK(cudaSetDevice(0));
+    S.dev = dev_info();
+    alloc();
+    const size_t per_cta = kSkewMaxSteps / kSkewEvery;
+    unsigned long long* log = nullptr;
+    unsigned* sm = nullptr;
+    CK(cudaMalloc(&log, (size_t)S.dev.sms * per_cta * sizeof(unsigned long long)));
+    CK(cudaMalloc(&sm, (size_t)S.dev.sms * sizeof(unsigned)));
+    warmup_kernel<<<S.dev.sms, 128>>>(50000000ull, S.sink);
+    CK(cudaDeviceSynchronize());
+    fprintf(f, "point,cta,smid,step,t_ns\n");
+    for (size_t i : pts) {
+      if (i >= S.pts.size()) continue;
+      const GemmPoint& p = S.pts[i];
+      Prepared q = prepare(p);
+      q.args.skew = log;
+      q.args.skew_sm = sm;
+      CK(cudaMemset(log, 0, (size_t)S.dev.sms * per_cta * sizeof(unsigned long long)));
+      CK(cudaMemset(S.err, 0, sizeof(unsigned)));
+      make_clean();
+      gm_mainloop<<<q.grid, 64, q.smem>>>(q.ma, q.mb, q.args);
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      Span sp;
+      CK(cudaMemcpy(&sp, S.span, sizeof(sp), cudaMemcpyDeviceToHost));
+      std::vector<unsigned long long> h((size_t)q.grid * per_cta);
+      std::vector<unsigned> hs(q.grid);
+      CK(cudaMemcpy(h.data(), log, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(hs.data(), sm, hs.size() * sizeof(hs[0]), cudaMemcpyDeviceToHost));
+      const double span_us = (double)(sp.end - sp.start) / 1000.0;
+      for (unsigned c = 0; c < q.grid; ++c)
+        for (size_t k = 0; k < per_cta; ++k) {
+          const unsigned long long t = h[(size_t)c * per_cta + k];
+          if (!t) break;
+          fprintf(f, "%zu,%u,%u,%zu,%llu\n", i, c, hs[c], k * kSkewEvery, t - sp.start);
+        }
+      printf("skew point %zu (%dx%dx%d %dx%d %s %s %d cycles): span %.1f us\n", i, p.M, p.N, p.K, p.BM, p.BN,
+             p.raster.c_str(), l2_name(p.l2).c_str(), p.compute, span_us);
+    }
+    fclose(f);
+    return 0;
+  } catch (const std::exception& e) {
+    fprintf(stderr, "skew: %s\n", e.what());
+    fclose(f);
+    return 3;
+  }
+}
+
 int traffic_mode(int argc, char** argv) {
+  if (const char* path = arg_value(argc, argv, "--skew")) return skew_mode(path, arg_value(argc, argv, "--only"));
   if (arg_flag(argc, argv, "--list-traffic")) {
     printf("tpoint,point");
     for (auto& c : kParamCols) printf(",%s", c.c_str());

@@ -119,6 +119,18 @@ std::vector<SpPoint> make_points() {
           add("inflight", 256, 32, 256, l2, col, st, 2, L2State::clean);
           v.back().grid_ctas = ctas;
         }
+  // fills (appended after inflight): does the second read follow the tiles in flight or the lines
+  // (box rows, each its own 128-byte line) in flight? 32 B tiles of 64, 128 and 256 rows at 132
+  // and 264 CTAs x 2-8 stages: the same tiles in flight with a quarter of the lines, and the same
+  // lines with four times the tiles.
+  for (int rows : {64, 128, 256})
+    for (int ctas : {132, 264})
+      for (int st : {2, 4, 8})
+        for (bool col : {false, true})
+          for (int l2 : {0, 128}) {
+            add("fills", 256, 32, rows, l2, col, st, 2, L2State::clean);
+            v.back().grid_ctas = ctas;
+          }
   return v;
 }
 
@@ -128,7 +140,7 @@ std::vector<size_t> traffic_points(const std::vector<SpPoint>& pts) {
   std::vector<size_t> t;
   for (size_t i = 0; i < pts.size(); ++i) {
     const SpPoint& p = pts[i];
-    if (p.group == "state" || p.group == "load" || p.group == "inflight" || (p.group == "tall" && p.cps == 2 && p.state == L2State::clean) ||
+    if (p.group == "state" || p.group == "load" || p.group == "inflight" || p.group == "fills" || (p.group == "tall" && p.cps == 2 && p.state == L2State::clean) ||
         (p.group == "grid" && p.inner >= 32 && p.inner <= 128 && (p.rows == 64 || p.rows == 256)))
       t.push_back(i);
   }
