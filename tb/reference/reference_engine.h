@@ -29,6 +29,11 @@ struct ReferenceOptions {
   // sm_100 adds im2col::w / ::w128, gather4 / scatter4, the sub-byte types, 96B swizzle and the 128B
   // swizzle atomicities (modelled from PTX ISA 5.5, docs/blackwell-forms.md); sm_90 refuses them.
   GpuArch arch = GpuArch::sm90;
+  // Tiled and gather4 loads copy the rows that lie wholly inside the tensor in one piece per 16
+  // bytes (per 8 for the 8-byte-flip atom), and a partial row's inside 16-byte chunks likewise; the
+  // rest unit by unit. Off, every unit takes the unit path: the tests compare the two
+  // (tests/test_reference_fast_paths.cpp). The results are the same either way.
+  bool fast_paths = true;
 };
 
 // Runs `op` on `map`. `global` is the whole global-memory image (map.global_address is a byte
