@@ -168,6 +168,44 @@ def steps_rate_slow(steps, p):
     return [x for x in r.values() if x <= 1.2 * med]
 
 
+def second_chip_section(data):
+    """gemm_skew_shapes.csv.gz and space_cta_times.csv: a later call, on another H100."""
+    out = ["## The fast SMs are the chip's", "",
+           "A second device call (another H100 80GB HBM3, cta_times_conditions.txt): `gemm.cu --skew --only 27,36,45,54` "
+           "(128x256 tiles) and `space.cu --cta-times` (group `cta`: each CTA's start and end in one launch of four "
+           "streams).", "", "| what | CTAs | fast (>20% above the median rate, or ending before 85% of the median end): SMs |",
+           "| --- | ---: | --- |"]
+    steps = collections.defaultdict(lambda: collections.defaultdict(dict))
+    sm = {}
+    with gzip.open(os.path.join(data, "gemm_skew_shapes.csv.gz"), "rt") as f:
+        for r in csv.DictReader(f):
+            steps[r["point"]][int(r["cta"])][int(r["step"])] = int(r["t_ns"])
+            sm[(r["point"], int(r["cta"]))] = int(r["smid"])
+    gemm = {r["point"]: r for r in rows(os.path.join(data, "gemm.csv"))}
+    for p in sorted(steps, key=int):
+        d = steps[p]
+        rate = {c: max(v) / (v[max(v)] - v[0]) * 1e3 for c, v in d.items()}
+        med = statistics.median(rate.values())
+        fast = sorted(sm[(p, c)] for c in d if rate[c] > 1.2 * med)
+        g = gemm[p]
+        out.append("| GEMM %sx%sx%s %sx%s %s raster, 0 cycles | %d | %d: %s |" % (
+            g["M"], g["N"], g["K"], g["BM"], g["BN"], g["raster"], len(d), len(fast), ",".join(map(str, fast))))
+    pts = {}
+    for r in rows(os.path.join(data, "space_cta_times.csv")):
+        pts.setdefault(r["point"], []).append((int(r["smid"]), int(r["end_ns"])))
+    for p, v in sorted(pts.items()):
+        med = statistics.median(e for _, e in v)
+        early = sorted({s for s, e in v if e < 0.85 * med})
+        out.append("| stream, space.cu point %s | %d | %d: %s |" % (p, len(v), len(early), ",".join(map(str, early))))
+    out += ["", "On this chip 12 SMs (6 TPCs) are fast, other SMs than the first chip's 24: the same ones in every "
+            "8192^3 GEMM raster and in the 32 B x 256 column-order stream (point 803, 2 CTAs per SM). The 128 B x 64 "
+            "streams end within 15% of each other on every SM (800-801 are L2-resident and last 4 us, too short to "
+            "tell; 802 is DRAM-bound), and so do the 16384x4096x4096 GEMM's CTAs. Which SMs get more depends on the "
+            "chip (which TPCs it has disabled): a model of it needs the chip's SM groups, and a rule for how the L2 "
+            "shares out its requests among them.", ""]
+    return out
+
+
 # ---------------------------------------------------------------- second DRAM reads
 def fills_section(data, preds):
     tr = {r["point"]: r for r in rows(os.path.join(data, "space_fills_traffic.csv"))}
@@ -241,7 +279,8 @@ def main():
     text = "\n".join(["# Three L2 mechanisms measured directly (%s)" % a.gpu, "",
                       "Written by `scripts/mechanisms_report.py` from tests/calibration/%s/ (run_mechanisms.sh, "
                       "mechanisms_conditions.yaml) and configs/arch/%s.yaml. Nothing here was fitted." % (a.gpu, a.gpu), ""]
-                     + coalesce_section(data) + skew_section(data) + fills_section(data, preds))
+                     + coalesce_section(data) + skew_section(data) + second_chip_section(data)
+                     + fills_section(data, preds))
     print(text)
     print("\n%.0f s" % (time.time() - t0), file=sys.stderr)
     if a.report:

@@ -131,6 +131,12 @@ std::vector<SpPoint> make_points() {
             add("fills", 256, 32, rows, l2, col, st, 2, L2State::clean);
             v.back().grid_ctas = ctas;
           }
+  // cta (appended after fills): streams for --cta-times, which SMs finish first when the L2
+  // (16 MB, warm: resident) or DRAM (256 MB) is saturated
+  add("cta", 16, 128, 64, 0, false, 4, 1, L2State::warm);
+  add("cta", 16, 128, 256, 0, false, 4, 1, L2State::warm);
+  add("cta", 256, 128, 64, 0, false, 4, 1, L2State::clean);
+  add("cta", 256, 32, 256, 0, true, 4, 2, L2State::clean);
   return v;
 }
 
@@ -163,6 +169,8 @@ struct SpArgs {
   unsigned* err;
   ClockRec* clk;
   Span* span;
+  unsigned long long* cta_log;  // --cta-times: [cta] start, end (globaltimer), else null
+  unsigned* cta_sm;             // --cta-times: each CTA's %smid
 };
 
 // One CTA's share of the stream (see bandwidth.cu for why the roles sit in two single lanes).
@@ -173,7 +181,14 @@ __device__ __forceinline__ void stream_body(const CUtensorMap* map, const SpArgs
   const unsigned base = (raw + 1023u) & ~1023u;
   const unsigned char* base_ptr = smem_raw + (base - raw);
   if (threadIdx.x == 0) {
-    atomicMin(&a.span->start, globaltimer());
+    const unsigned long long t_start = globaltimer();
+    atomicMin(&a.span->start, t_start);
+    if (a.cta_log) {
+      unsigned smid;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+      a.cta_log[2 * blockIdx.x] = t_start;
+      a.cta_sm[blockIdx.x] = smid;
+    }
     for (int s = 0; s < a.stages; ++s) {
       mbar_init(smem_u32(&full[s]), 1);
       mbar_init(smem_u32(&empty[s]), 1);
@@ -225,7 +240,9 @@ __device__ __forceinline__ void stream_body(const CUtensorMap* map, const SpArgs
       }
     }
     a.sink[blockIdx.x] = acc;
-    atomicMax(&a.span->end, globaltimer());
+    const unsigned long long t_end = globaltimer();
+    atomicMax(&a.span->end, t_end);
+    if (a.cta_log) a.cta_log[2 * blockIdx.x + 1] = t_end;
     if (blockIdx.x == 0) {
       a.clk->c1 = (unsigned long long)clock64();
       a.clk->g1 = globaltimer();
@@ -364,8 +381,73 @@ Result measure(size_t idx, int reps) {
   return res;
 }
 
+// --cta-times OUT.csv [--only i,j,...]: one launch of each point (default: group cta) logging each
+// CTA's start and end (ns from the first start) and SM.
+int cta_times_mode(const char* path, const char* only) {
+  std::vector<size_t> pts;
+  if (only) {
+    for (const char* c = only; *c;) {
+      pts.push_back(strtoull(c, nullptr, 10));
+      while (*c && *c != ',') ++c;
+      if (*c) ++c;
+    }
+  } else {
+    for (size_t i = 0; i < S.pts.size(); ++i)
+      if (S.pts[i].group == "cta") pts.push_back(i);
+  }
+  FILE* f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "cta-times: cannot write %s\n", path);
+    return 2;
+  }
+  try {
+    CK(cudaSetDevice(0));
+    S.dev = dev_info();
+    alloc();
+    warmup_kernel<<<S.dev.sms, 128>>>(50000000ull, S.sink);
+    CK(cudaDeviceSynchronize());
+    unsigned long long* log = nullptr;
+    unsigned* sm = nullptr;
+    CK(cudaMalloc(&log, 2 * 4096 * sizeof(unsigned long long)));
+    CK(cudaMalloc(&sm, 4096 * sizeof(unsigned)));
+    fprintf(f, "point,cta,smid,start_ns,end_ns\n");
+    for (size_t i : pts) {
+      if (i >= S.pts.size()) continue;
+      const SpPoint& p = S.pts[i];
+      Prepared q = prepare(p);
+      q.args.cta_log = log;
+      q.args.cta_sm = sm;
+      CK(cudaMemset(S.err, 0, sizeof(unsigned)));
+      sp_prewarm<<<q.grid, 64, q.smem>>>(q.map, q.args);  // clocks, and the warm state
+      CK(cudaDeviceSynchronize());
+      make_state(p, 0);
+      sp_stream<<<q.grid, 64, q.smem>>>(q.map, q.args);
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      Span sp;
+      CK(cudaMemcpy(&sp, S.span, sizeof(sp), cudaMemcpyDeviceToHost));
+      std::vector<unsigned long long> h(2 * q.grid);
+      std::vector<unsigned> hs(q.grid);
+      CK(cudaMemcpy(h.data(), log, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(hs.data(), sm, hs.size() * sizeof(hs[0]), cudaMemcpyDeviceToHost));
+      for (unsigned c = 0; c < q.grid; ++c)
+        fprintf(f, "%zu,%u,%u,%llu,%llu\n", i, c, hs[c], h[2 * c] - sp.start, h[2 * c + 1] - sp.start);
+      printf("cta-times point %zu (%s %d MB %d B x %d %s S%d x%d %s): span %.1f us\n", i, p.group.c_str(), p.size_mb,
+             p.inner, p.rows, p.col_major ? "col" : "row", p.stages, p.cps, state_name(p.state),
+             (double)(sp.end - sp.start) / 1000.0);
+    }
+    fclose(f);
+    return 0;
+  } catch (const std::exception& e) {
+    fprintf(stderr, "cta-times: %s\n", e.what());
+    fclose(f);
+    return 3;
+  }
+}
+
 // ---- traffic modes (ncu)
 int traffic_mode(int argc, char** argv) {
+  if (const char* path = arg_value(argc, argv, "--cta-times")) return cta_times_mode(path, arg_value(argc, argv, "--only"));
   if (arg_flag(argc, argv, "--list-traffic")) {
     printf("tpoint,point");
     for (auto& c : kParamCols) printf(",%s", c.c_str());
