@@ -69,9 +69,6 @@ int trace(int argc, char** argv) {
     apply_arch_overrides(arch, arch_sets);
     for (const std::string& w : scenario_warnings(s, arch)) print_warning(w);
     const Launch launch = build_launch(s, arch);
-    if (launch.ctas_per_sm > 1)
-      throw std::runtime_error("field 'workload.ctas_per_sm': " + std::to_string(launch.ctas_per_sm) +
-                               " CTAs per SM; a trace (docs/traces.md) runs one CTA at a time on each SM");
     std::ofstream out(out_path);
     if (!out) throw std::runtime_error("cannot write " + out_path);
     write_trace(out, s, launch, arch_file);

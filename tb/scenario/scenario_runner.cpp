@@ -284,6 +284,10 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   if (s.l2_state == L2State::warm) prefill_as_run_before(gpu.l2(), s, sm_programs(launch, s.sms));
   // Each SM's own CTAs, dealt to its CTA slots in turn, and those the first free slot takes.
   const uint32_t slots = std::max<uint32_t>(1, launch.ctas_per_sm);
+  if (given && slots > 1 && uint64_t{slots - 1} * launch.cta_smem_stride >= arch.smem.capacity_bytes)
+    throw std::runtime_error(s.path + ":1: field 'cta_smem_stride': " + std::to_string(slots) + " CTA slots " +
+                             std::to_string(launch.cta_smem_stride) + " bytes apart do not fit the SM's " +
+                             std::to_string(arch.smem.capacity_bytes) + " bytes of shared memory");
   std::vector<std::vector<std::vector<const CtaProgram*>>> own(s.sms, std::vector<std::vector<const CtaProgram*>>(slots));
   std::vector<uint64_t> dealt(s.sms, 0);
   auto queue = std::make_shared<CtaQueue>();

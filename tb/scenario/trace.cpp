@@ -250,6 +250,10 @@ void write_trace(std::ostream& out, const Scenario& s, const Launch& launch, con
   header.str("format", "tma-trace").num("version", kTraceVersion);
   header.raw("scenario", scenario_json(s, relative_to_project(arch_path)));
   header.num("stages", s.workload.stages).raw("grid", list(launch.sm, launch.sm.size()));
+  // Several CTAs per SM: the slots, and where each slot's shared memory starts (the operations'
+  // smem_addr are their CTA's own). Left out for one CTA per SM, as version 1 first wrote it.
+  if (launch.ctas_per_sm > 1)
+    header.num("ctas_per_sm", launch.ctas_per_sm).num("cta_smem_stride", launch.cta_smem_stride);
   out << header.text() << '\n';
   std::map<uint64_t, const ScenarioDescriptor*> by_address;
   for (const auto& [name, d] : s.descriptors) by_address[d.address] = &d;
@@ -307,7 +311,7 @@ Trace load_trace(const std::string& path, const std::vector<std::string>& overri
   with_line(path, text, 1, [&](const YamlDoc& doc) {
     const YamlField h = doc.root();
     if (!h.is_map()) throw h.error("expected the header, a JSON object with format, version, scenario, stages, grid");
-    h.check_keys({"format", "version", "scenario", "scenario_file", "stages", "grid"});
+    h.check_keys({"format", "version", "scenario", "scenario_file", "stages", "grid", "ctas_per_sm", "cta_smem_stride"});
     if (h["format"].as_string() != "tma-trace") throw h["format"].error("expected \"tma-trace\"");
     const int64_t version = h["version"].as_int64();
     if (version != kTraceVersion)
@@ -334,12 +338,28 @@ Trace load_trace(const std::string& path, const std::vector<std::string>& overri
       t.launch.sm.push_back(static_cast<int32_t>(sm));
     }
     t.launch.ctas.resize(grid.size());
+    if (h["ctas_per_sm"].present()) {
+      t.launch.ctas_per_sm = static_cast<uint32_t>(h["ctas_per_sm"].as_uint64(1, 255));
+      if (t.launch.ctas_per_sm > 1 && !h["cta_smem_stride"].present())
+        throw h["ctas_per_sm"].error("several CTAs per SM need 'cta_smem_stride': where each CTA slot's shared memory starts");
+    }
+    if (h["cta_smem_stride"].present()) {
+      if (t.launch.ctas_per_sm < 2) throw h["cta_smem_stride"].error("'cta_smem_stride' goes with 'ctas_per_sm' of 2 or more");
+      t.launch.cta_smem_stride = static_cast<uint32_t>(h["cta_smem_stride"].as_uint64(16, 1u << 24));
+      t.launch.cta_smem_bytes = t.launch.cta_smem_stride;
+    }
   });
   const Scenario& s = t.scenario;
   const uint32_t stages = s.workload.stages;
   std::vector<std::vector<StepFields>> fields(t.launch.ctas.size());  // each step's, as its first line said
   std::vector<std::vector<bool>> consumer_seen(t.launch.ctas.size());
   std::vector<std::vector<int>> first_line(t.launch.ctas.size());  // of each step
+  // With several CTAs per SM an operation's shared memory is its CTA's slot's.
+  auto check_in_slot = [&](const YamlField& n, const IssueOp& io) {
+    if (t.launch.ctas_per_sm > 1 && io.cmd.op.smem_addr >= t.launch.cta_smem_stride)
+      throw n["smem_addr"].error("smem_addr " + std::to_string(io.cmd.op.smem_addr) + " is outside its CTA's slot (cta_smem_stride " +
+                                 std::to_string(t.launch.cta_smem_stride) + ")");
+  };
   for (int line = 2; std::getline(in, text); ++line) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     with_line(path, text, line, [&](const YamlDoc& doc) {
@@ -410,12 +430,14 @@ Trace load_trace(const std::string& path, const std::vector<std::string>& overri
         if (wait == "stage" && st.release_wait_from != kNoReleaseWait)
           throw n["wait"].error("a load after one that waits for the released steps waits too ('released')");
         st.loads.push_back(read_op(n, s, op));
+        check_in_slot(n, st.loads.back());
       } else {
         if (op == "load") throw n["op"].error("the consumer issues stores, reductions and prefetches, not loads");
         if (!n["wait"].is_null())
           throw n["wait"].error("'wait' is a producer line's (the consumer's are bulk_wait, wait_all)");
         consumer_seen[c][i] = true;
         st.after.push_back(read_op(n, s, op));
+        check_in_slot(n, st.after.back());
       }
     });
   }

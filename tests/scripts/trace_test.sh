@@ -49,6 +49,8 @@ roundtrip stream_store_dirty stream_store --set l2_state=dirty
 roundtrip stream_multicast stream_multicast --set workload.multicast_issuer=rotate --set workload.consumer_reads=true
 roundtrip attention attention_fwd --set sms=16 --set "tensors.Q.dims=[128, 512, 4, 1]" \
   --set "tensors.O.dims=[128, 512, 4, 1]" --set "tensors.K.dims=[128, 512, 1, 1]" --set "tensors.V.dims=[128, 512, 1, 1]"
+roundtrip gemm_2ctas gemm_bf16 "${small_gemm[@]}" --set workload.ctas_per_sm=2 --set workload.stages=3
+roundtrip stream_3ctas_waves stream_tiles --set sms=8 --set workload.max_tiles_per_sm=12 --set workload.ctas_per_sm=3
 roundtrip decode decode --set sms=16 --set "tensors.K.dims=[128, 1024, 8, 4]" --set "tensors.V.dims=[128, 1024, 8, 4]"
 "$sim" trace export "$root/tests/fuzz/seeds/scenario/ops_with_overrides.yaml" -o "$out/ops.jsonl" >/dev/null
 "$sim" run "$root/tests/fuzz/seeds/scenario/ops_with_overrides.yaml" --quiet --stats "$out/ops.scenario.json" >/dev/null
@@ -64,6 +66,10 @@ check "head -1 $out/gemm.jsonl | grep -q '^{\"format\":\"tma-trace\",\"version\"
 check "sed -n 4p $out/gemm.jsonl | grep -q '\"cta\":0,\"sm\":0,\"step\":0,\"issue\":\"producer\",\"op\":\"load\"'" \
   "an operation line starts with its CTA, SM, step, issuer and op"
 check "grep -q '\"sm\":null' $out/gemm_waves_warm.jsonl" "a CTA that goes to the first SM free has sm null"
+
+check "head -1 $out/gemm_2ctas.jsonl | grep -q '\"ctas_per_sm\":2,\"cta_smem_stride\":'" \
+  "several CTAs per SM: the header has the slots and where each slot's shared memory starts"
+check "! head -1 $out/gemm.jsonl | grep -q ctas_per_sm" "one CTA per SM: the header as version 1 first wrote it"
 
 # The header may name a scenario file instead of holding its tensors and descriptors.
 "$sim" trace export "$root/configs/scenarios/stream_reduce.yaml" -o "$out/sr.jsonl" >/dev/null
@@ -105,6 +111,15 @@ bad "bad.jsonl:4: field 'coords'" '4s/"coords":\[0,0\]/"coords":[0]/'
 bad "bad.jsonl:1: field 'scenario.descriptors.A_tile.box[1]'" '1s/"box":\[64,128\]/"box":[64,999]/'
 bad "bad.jsonl:3: field 'op': a prologue issues no loads" '3s/"prefetch_descriptor"/"load"/'
 set +e
+bad2() {  # expected-message sed-script: on the 2-CTA-per-SM trace
+  local want=$1 script=$2 rc=0
+  sed "$script" "$out/gemm_2ctas.jsonl" >"$out/bad.jsonl"
+  "$sim" run "$out/bad.jsonl" --quiet >"$out/bad.out" 2>&1 || rc=$?
+  check "[ $rc -eq 2 ] && grep -qF -- \"$want\" $out/bad.out" "refused: $want (exit $rc: $(head -c 300 "$out/bad.out"))"
+}
+bad2 "bad.jsonl:1: field 'ctas_per_sm': several CTAs per SM need 'cta_smem_stride'" '1s/,"cta_smem_stride":[0-9]*//'
+bad2 "field 'smem_addr': smem_addr 999999 is outside its CTA's slot" '4s/"smem_addr":[0-9]*/"smem_addr":999999/'
+bad2 "field 'cta_smem_stride': 2 CTA slots 9999999 bytes apart do not fit" '1s/"cta_smem_stride":[0-9]*/"cta_smem_stride":9999999/'
 "$sim" run "$out/gemm.jsonl" --quiet --set sms=4 >"$out/bad.out" 2>&1
 rc=$?
 set -e
