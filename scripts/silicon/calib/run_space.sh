@@ -28,53 +28,16 @@ wait
 [ -f "$work/logs/build_failed" ] && { cat "$work/logs/build_failed" "$work/logs"/build_*.log >&2; exit 1; }
 say "built"
 
-# One family: every point, restarted after a fault at the point after it, within `cap` seconds.
-run_family() {
-  local prog=$1 cap=$2 start=0 n rc t0=$SECONDS
-  n=$("$work/bin/$prog" --count)
-  rm -f "$out/$prog.csv"
-  while [ "$start" -lt "$n" ] && [ $((SECONDS - t0)) -lt "$cap" ] && [ "$(left)" -gt 30 ]; do
-    timeout -k 5 $((cap - (SECONDS - t0))) "$work/bin/$prog" --out "$out/$prog.csv" --start "$start" \
-      --next "$work/next_$prog" 2>>"$work/logs/$prog.err"
-    rc=$?
-    local next
-    next=$(cat "$work/next_$prog" 2>/dev/null || echo "$n")
-    if [ "$rc" -ne 0 ] && [ "$next" -lt "$n" ]; then
-      if [ "$rc" -ne 3 ]; then  # killed or crashed at `next`: record it, go on after it
-        "$work/bin/$prog" --out "$out/$prog.csv" --mark-fault "$next" --status "fault:rc$rc" 2>/dev/null
-        next=$((next + 1))
-      fi
-      say "$prog: rc $rc, restarting at point $next"
-    fi
-    [ "$rc" -eq 0 ] && break
-    start=$next
-  done
-  say "$prog: $(($(wc -l <"$out/$prog.csv") - 1)) of $n rows in $((SECONDS - t0)) s"
-}
+. "$here/run_lib.sh"  # run_family, profile
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw \
   --format=csv >"$work/logs/smi_before.csv" 2>&1
-run_family space 200
-run_family gemm 100
-run_family descriptor_space 100
+run_family space 200 "$out/space.csv" 0
+run_family gemm 100 "$out/gemm.csv" 0
+run_family descriptor_space 100 "$out/descriptor_space.csv" 0
 
 # ncu: application replay (each pass reruns the process, so every launch sees the L2 state its
 # point made) with the caches left alone; the chunks bound what one failure costs.
-ncu_bin=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-metrics=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum,lts__t_requests_srcunit_tex_op_read.sum,gpu__time_duration.sum
-profile() {  # prog kernel chunk
-  local prog=$1 kernel=$2 chunk=$3 n i
-  "$work/bin/$prog" --list-traffic >"$work/ncu/${prog}_points.csv"
-  n=$(($(wc -l <"$work/ncu/${prog}_points.csv") - 1))
-  for ((i = 0; i < n; i += chunk)); do
-    if [ "$(left)" -lt 40 ]; then say "$prog ncu: out of time at traffic point $i"; break; fi
-    timeout -k 5 $(($(left) - 20)) "$ncu_bin" --replay-mode application --cache-control none --clock-control none \
-      --metrics "$metrics" --csv --print-units base --kernel-name "regex:$kernel" \
-      "$work/bin/$prog" --traffic-all --from "$i" --to $((i + chunk)) \
-      >"$work/ncu/${prog}_t$(printf %03d "$i").csv" 2>"$work/ncu/${prog}_t$(printf %03d "$i").err"
-    say "$prog ncu chunk $i: rc $?"
-  done
-}
 if [ -n "$ncu_bin" ]; then
   profile gemm gm_mainloop 27
   profile space sp_stream 40

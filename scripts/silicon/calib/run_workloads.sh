@@ -4,7 +4,8 @@
 # the next point), profiles each with ncu, and leaves in OUTDIR:
 #   workloads.csv           FlashAttention-3-style forward and split-KV decode loops, timed
 #   coalesce.csv            pairs of CTAs loading the same tiles a set time apart, timed
-#   space_inflight.csv      space.cu's points from 704 on (group inflight), timed
+#   space_inflight.csv      space.cu's points from 704 on (group inflight; the later groups fills, cta
+#                           run too since they were appended: run_mechanisms.sh is theirs), timed
 #   placement.csv           the SM (%smid) of every CTA of plain and cluster launches (placement.cu)
 #   workloads_ncu.tgz       raw ncu CSVs (workloads_tNNN.csv, coalesce_tNNN.csv, space_tNNN.csv),
 #                           the traffic point lists and the logs; ncu_space.py turns them into
