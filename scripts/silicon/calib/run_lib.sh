@@ -1,6 +1,34 @@
-# Shared by run_workloads.sh and run_mechanisms.sh: run a family's points (restarting after a
-# fault) and profile its traffic points with ncu. The caller sets: work (scratch folder with bin/,
-# ncu/, logs/), say (log a line), left (seconds of the budget left).
+# Shared by run_space.sh, run_workloads.sh and run_mechanisms.sh: set up a run (OUTDIR, budget,
+# scratch folder), build the programs, run a family's points (restarting after a fault), profile its
+# traffic points with ncu, write the conditions file. Sourced with the caller's "$@" handled by
+# start_run.
+
+# start_run NAME DEFAULT_BUDGET "$@": out (OUTDIR, made), budget (seconds), work (scratch: bin/,
+# ncu/, logs/), say (a log line), left (seconds of the budget left).
+start_run() {
+  local name=$1 default_budget=$2
+  shift 2
+  [ $# -ge 1 ] || { echo "usage: run_$name.sh OUTDIR [BUDGET_S]" >&2; exit 2; }
+  mkdir -p "$1" || exit 2
+  out=$(cd "$1" && pwd)
+  budget=${2:-$default_budget}
+  work=$(mktemp -d "${TMPDIR:-/tmp}/tma_$name.XXXXXX")
+  mkdir -p "$work/bin" "$work/ncu" "$work/logs"
+}
+say() { echo "[$(date -u +%H:%M:%S) +${SECONDS}s] $*" | tee -a "$work/logs/run.log"; }
+left() { echo $((budget - SECONDS)); }
+
+# Builds the programs named (here/NAME.cu, and devinfo) in parallel into work/bin; exits on a failure.
+build_programs() {
+  local p
+  for p in "$@" devinfo; do
+    (nvcc -O2 -std=c++17 -arch=sm_90a -o "$work/bin/$p" "$here/$p.cu" -lcuda >"$work/logs/build_$p.log" 2>&1 ||
+      echo "build of $p failed" >>"$work/logs/build_failed") &
+  done
+  wait
+  [ -f "$work/logs/build_failed" ] && { cat "$work/logs/build_failed" "$work/logs"/build_*.log >&2; exit 1; }
+  say "built"
+}
 
 # One family from point `first` on, restarted after a fault at the point after it, within `cap` s.
 run_family() {
@@ -42,4 +70,37 @@ profile() {  # prog kernel chunk [from to]
       >"$work/ncu/${prog}_t$(printf %03d "$i").csv" 2>"$work/ncu/${prog}_t$(printf %03d "$i").err"
     say "$prog ncu chunk $i-$to: rc $?"
   done
+}
+
+# The GPU's clocks, temperature and power now, in logs/smi_NAME.csv.
+record_smi() {
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw \
+    --format=csv >"$work/logs/smi_$1.csv" 2>&1
+}
+
+# The conditions of a run as YAML on stdout: what it measured (`title`), the date, the tools'
+# versions, the device, nvidia-smi before (logs/smi_before.csv) and now, each extra
+# "name=FILE" as a literal block, and the run's log.
+write_conditions() {  # title [name=file]...
+  local title=$1
+  shift
+  record_smi after
+  echo "# conditions of $title"
+  echo "date_end_utc: \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
+  echo "wall_seconds: $SECONDS"
+  echo "cuda_version_nvcc: \"$(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*, V[0-9.]*' | head -1)\""
+  echo "ncu_version: \"$("$ncu_bin" --version 2>/dev/null | tail -1)\""
+  echo "device:"
+  "$work/bin/devinfo" 2>/dev/null | sed 's/^/  /'
+  echo "nvidia_smi_before: |"
+  sed 's/^/  /' "$work/logs/smi_before.csv"
+  echo "nvidia_smi_after: |"
+  sed 's/^/  /' "$work/logs/smi_after.csv"
+  local extra
+  for extra in "$@"; do
+    echo "${extra%%=*}: |"
+    sed 's/^/  /' "${extra#*=}"
+  done
+  echo "log: |"
+  sed 's/^/  /' "$work/logs/run.log"
 }

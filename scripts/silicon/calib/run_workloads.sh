@@ -15,27 +15,11 @@
 # usage: bash scripts/silicon/calib/run_workloads.sh OUTDIR [BUDGET_S]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-[ $# -ge 1 ] || { echo "usage: $0 OUTDIR [BUDGET_S]" >&2; exit 2; }
-mkdir -p "$1" || exit 2
-out=$(cd "$1" && pwd)
-budget=${2:-420}
-work=$(mktemp -d "${TMPDIR:-/tmp}/tma_workloads.XXXXXX")
-mkdir -p "$work/bin" "$work/ncu" "$work/logs"
-say() { echo "[$(date -u +%H:%M:%S) +${SECONDS}s] $*" | tee -a "$work/logs/run.log"; }
-left() { echo $((budget - SECONDS)); }
-
-for p in workloads coalesce space placement devinfo; do
-  (nvcc -O2 -std=c++17 -arch=sm_90a -o "$work/bin/$p" "$here/$p.cu" -lcuda >"$work/logs/build_$p.log" 2>&1 ||
-    echo "build of $p failed" >>"$work/logs/build_failed") &
-done
-wait
-[ -f "$work/logs/build_failed" ] && { cat "$work/logs/build_failed" "$work/logs"/build_*.log >&2; exit 1; }
-say "built"
-
 . "$here/run_lib.sh"
+start_run workloads 420 "$@"
+build_programs workloads coalesce space placement
 
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw \
-  --format=csv >"$work/logs/smi_before.csv" 2>&1
+record_smi before
 timeout 60 "$work/bin/placement" >"$out/placement.csv" 2>>"$work/logs/placement.err"
 say "placement: rc $?, $(wc -l <"$out/placement.csv") lines"
 run_family workloads 90 "$out/workloads.csv" 0
@@ -50,23 +34,7 @@ else
   say "ncu not found"
 fi
 
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw \
-  --format=csv >"$work/logs/smi_after.csv" 2>&1
-{
-  echo "# conditions of workloads.csv, coalesce.csv, space_inflight.csv (scripts/silicon/calib/run_workloads.sh)"
-  echo "date_end_utc: \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\""
-  echo "wall_seconds: $SECONDS"
-  echo "cuda_version_nvcc: \"$(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*, V[0-9.]*' | head -1)\""
-  echo "ncu_version: \"$("$ncu_bin" --version 2>/dev/null | tail -1)\""
-  echo "device:"
-  "$work/bin/devinfo" 2>/dev/null | sed 's/^/  /'
-  echo "nvidia_smi_before: |"
-  sed 's/^/  /' "$work/logs/smi_before.csv"
-  echo "nvidia_smi_after: |"
-  sed 's/^/  /' "$work/logs/smi_after.csv"
-  echo "log: |"
-  sed 's/^/  /' "$work/logs/run.log"
-} >"$out/workloads_conditions.yaml"
+write_conditions "workloads.csv, coalesce.csv, space_inflight.csv (scripts/silicon/calib/run_workloads.sh)" >"$out/workloads_conditions.yaml"
 cp "$work/logs"/*.err "$work/ncu/" 2>/dev/null
 tar czf "$out/workloads_ncu.tgz" -C "$work" ncu logs
 say "done"
