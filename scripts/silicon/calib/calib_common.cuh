@@ -542,6 +542,16 @@ inline const char* arg_value(int argc, char** argv, const char* key) {
     if (!strcmp(argv[i], key)) return argv[i + 1];
   return nullptr;
 }
+// "3,9,18" -> {3, 9, 18} (the --only lists of the programs' extra modes).
+inline std::vector<size_t> index_list(const char* text) {
+  std::vector<size_t> v;
+  for (const char* c = text; c && *c;) {
+    v.push_back(strtoull(c, nullptr, 10));
+    while (*c && *c != ',') ++c;
+    if (*c) ++c;
+  }
+  return v;
+}
 inline bool arg_flag(int argc, char** argv, const char* key) {
   for (int i = 1; i < argc; ++i)
     if (!strcmp(argv[i], key)) return true;

@@ -322,15 +322,7 @@ Result measure(size_t idx, int reps) {
 // --skew OUT.csv: point, cta, smid, step, t_ns (from the first CTA's start) of every kSkewEvery-th
 // step; the points' parameters are gemm.csv's of the same number.
 int skew_mode(const char* path, const char* only) {
-  std::vector<size_t> pts = {0, 1, 2, 3, 9, 18};
-  if (only) {
-    pts.clear();
-    for (const char* c = only; *c;) {
-      pts.push_back(strtoull(c, nullptr, 10));
-      while (*c && *c != ',') ++c;
-      if (*c) ++c;
-    }
-  }
+  const std::vector<size_t> pts = only ? index_list(only) : std::vector<size_t>{0, 1, 2, 3, 9, 18};
   FILE* f = fopen(path, "w");
   if (!f) {
     fprintf(stderr, "skew: cannot write %s\n", path);

@@ -384,14 +384,8 @@ Result measure(size_t idx, int reps) {
 // --cta-times OUT.csv [--only i,j,...]: one launch of each point (default: group cta) logging each
 // CTA's start and end (ns from the first start) and SM.
 int cta_times_mode(const char* path, const char* only) {
-  std::vector<size_t> pts;
-  if (only) {
-    for (const char* c = only; *c;) {
-      pts.push_back(strtoull(c, nullptr, 10));
-      while (*c && *c != ',') ++c;
-      if (*c) ++c;
-    }
-  } else {
+  std::vector<size_t> pts = index_list(only);
+  if (!only) {
     for (size_t i = 0; i < S.pts.size(); ++i)
       if (S.pts[i].group == "cta") pts.push_back(i);
   }
