@@ -11,8 +11,9 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include <algorithm>
+#include <deque>
 #include <functional>
-#include <queue>
 #include <string>
 #include <vector>
 
@@ -101,7 +102,24 @@ class AddressGenUnit : public sc_core::sc_module, public StatsProvider {
   uint32_t smem_capacity_;
   int sm_;
   uint64_t issued_in_cycle_ = 0, last_issue_cycle_ = 0;
-  std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> outstanding_;
+  // The outstanding requests' completion cycles, smallest first. A deque kept sorted rather than
+  // a heap: completions come nearly in issue order, so a push appends and a pop takes the front,
+  // where a heap's pop sifts through log2(512) levels (7% of the GEMM point).
+  class CompletionQueue {
+   public:
+    bool empty() const { return q_.empty(); }
+    size_t size() const { return q_.size(); }
+    uint64_t top() const { return q_.front(); }
+    void pop() { q_.pop_front(); }
+    void push(uint64_t t) {
+      if (q_.empty() || q_.back() <= t) q_.push_back(t);
+      else q_.insert(std::upper_bound(q_.begin(), q_.end(), t), t);
+    }
+
+   private:
+    std::deque<uint64_t> q_;
+  };
+  CompletionQueue outstanding_;
   tlm::tlm_generic_payload req_gp_, gather_gp_;
   std::vector<uint8_t> buffer_;
   uint64_t ops_ = 0, faults_ = 0, runs_ = 0, fill_bytes_ = 0, data_bytes_ = 0, budget_stalls_ = 0;
