@@ -54,6 +54,9 @@ void L2Cache::prefetch_set(uint64_t line_index) const {
   const char* set = reinterpret_cast<const char*>(&lines_[set_of(line_index) * cfg_.ways]);
   const size_t bytes = sizeof(Line) * cfg_.ways;
   for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(set + b);
+  // A function of prefetches alone can look pure to GCC, which then drops its calls (it did when
+  // the set's modulo was made a multiplication, which cannot trap): an empty volatile asm keeps them.
+  asm volatile("");
 }
 
 void L2Cache::prefetch_lookups(int sm, uint64_t address, uint64_t promotion) const {
