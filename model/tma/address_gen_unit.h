@@ -12,7 +12,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include <algorithm>
-#include <deque>
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
@@ -102,22 +102,54 @@ class AddressGenUnit : public sc_core::sc_module, public StatsProvider {
   uint32_t smem_capacity_;
   int sm_;
   uint64_t issued_in_cycle_ = 0, last_issue_cycle_ = 0;
-  // The outstanding requests' completion cycles, smallest first. A deque kept sorted rather than
-  // a heap: completions come nearly in issue order, so a push appends and a pop takes the front,
-  // where a heap's pop sifts through log2(512) levels (7% of the GEMM point).
+  // The outstanding requests' completion cycles, smallest first: a radix heap. The unit takes out
+  // every completion up to its issue cycle, which only grows, and a request completes no earlier
+  // than its issue, so no value pushed is below the last taken out: values are kept in buckets by
+  // the highest bit in which they differ from it, and a bucket is split only when it is reached.
+  // A binary heap sifted through 9 levels of 512 on every pop (7% of the GEMM point); a sorted
+  // deque paid for the hits that overtake misses (8192^3). Same multiset, same top and size.
   class CompletionQueue {
    public:
-    bool empty() const { return q_.empty(); }
-    size_t size() const { return q_.size(); }
-    uint64_t top() const { return q_.front(); }
-    void pop() { q_.pop_front(); }
+    bool empty() const { return size_ == 0; }
+    size_t size() const { return size_; }
+    uint64_t top() {
+      settle();
+      return last_;
+    }
+    void pop() {
+      settle();
+      buckets_[0].pop_back();
+      --size_;
+    }
     void push(uint64_t t) {
-      if (q_.empty() || q_.back() <= t) q_.push_back(t);
-      else q_.insert(std::upper_bound(q_.begin(), q_.end(), t), t);
+      if (t < last_) rebase(t);  // not expected (see above); kept exact all the same
+      buckets_[bucket(t)].push_back(t);
+      ++size_;
     }
 
    private:
-    std::deque<uint64_t> q_;
+    int bucket(uint64_t t) const { return t == last_ ? 0 : 64 - __builtin_clzll(t ^ last_); }
+    // Makes bucket 0 hold the smallest values (equal to last_). Needs a value.
+    void settle() {
+      if (!buckets_[0].empty()) return;
+      size_t i = 1;
+      while (buckets_[i].empty()) ++i;
+      last_ = *std::min_element(buckets_[i].begin(), buckets_[i].end());
+      for (uint64_t t : buckets_[i]) buckets_[bucket(t)].push_back(t);
+      buckets_[i].clear();
+    }
+    void rebase(uint64_t t) {
+      std::vector<uint64_t> all;
+      for (auto& b : buckets_) {
+        all.insert(all.end(), b.begin(), b.end());
+        b.clear();
+      }
+      last_ = t;
+      for (uint64_t v : all) buckets_[bucket(v)].push_back(v);
+    }
+    std::array<std::vector<uint64_t>, 65> buckets_;
+    uint64_t last_ = 0;
+    size_t size_ = 0;
   };
   CompletionQueue outstanding_;
   tlm::tlm_generic_payload req_gp_, gather_gp_;
