@@ -19,6 +19,7 @@
 #include "tma/core/arch_config.h"
 #include "tma/core/bandwidth_server.h"
 #include "tma/core/cycle_time.h"
+#include "tma/core/huge_page_allocator.h"
 #include "tma/memory/global_memory.h"
 #include "tma/memory/gpc_coalescer.h"
 #include "tma/core/stats.h"
@@ -111,7 +112,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint32_t sectors_per_line_;
   uint64_t fill_bytes_;  // smallest fill (l2.fetch_granularity_bytes), at least a sector
   size_t sets_;
-  std::vector<Line> lines_;  // sets_ x ways
+  std::vector<Line, HugePageAllocator<Line>> lines_;  // sets_ x ways (huge pages: speed only)
   std::vector<uint64_t> extra_ready_;  // sectors 4-7 of each line, when lines have more than four
   void touch(Line* l) { l->lru = ++lru_clock_; }
   uint64_t lru_clock_ = 0;
