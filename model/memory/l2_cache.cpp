@@ -54,11 +54,17 @@ void L2Cache::prefetch_set(uint64_t line_index) const {
   const char* set = reinterpret_cast<const char*>(&lines_[set_of(line_index) * cfg_.ways]);
   const size_t bytes = sizeof(Line) * cfg_.ways;
   for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(set + b);
+  // A function of prefetches alone can look pure to GCC, which then drops its calls (it did when
+  // the set's modulo was made a multiplication, which cannot trap): an empty volatile asm keeps them.
+  asm volatile("");
 }
 
-void L2Cache::prefetch_lookups(int sm, uint64_t address) const {
+void L2Cache::prefetch_lookups(int sm, uint64_t address, uint64_t promotion) const {
   coalescer_.prefetch(sm, address);
   prefetch_set(address / cfg_.line_bytes);
+  if (promotion > cfg_.line_bytes)
+    for (uint64_t li = address / promotion * promotion / cfg_.line_bytes, end = li + promotion / cfg_.line_bytes; li < end; ++li)
+      if (li != address / cfg_.line_bytes) prefetch_set(li);
   if (cfg_.partitions > 1 && home_partition(address / cfg_.line_bytes) != near_partition(sm))
     prefetch_set(copy_tag(address / cfg_.line_bytes, near_partition(sm)));
 }
@@ -290,12 +296,15 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   if (static_cast<size_t>(port) < strides_.size()) {
     Stride& st = strides_[static_cast<size_t>(port)];
     const int64_t step = static_cast<int64_t>(address - st.last);
+    // A port whose last request missed likely misses again (a box's rows were all filled by
+    // another SM, or none): then the fills' promotion blocks are prefetched too.
+    const uint64_t promotion = st.missed ? req->promotion_bytes : 0;
     if (step != 0 && step == st.step) {
-      if (!st.ahead) prefetch_lookups(req->sm, address + static_cast<uint64_t>(step));
-      prefetch_lookups(req->sm, address + 2 * static_cast<uint64_t>(step));
+      if (!st.ahead) prefetch_lookups(req->sm, address + static_cast<uint64_t>(step), promotion);
+      prefetch_lookups(req->sm, address + 2 * static_cast<uint64_t>(step), promotion);
       st.ahead = true;
     } else {
-      prefetch_lookups(req->sm, address);
+      prefetch_lookups(req->sm, address, promotion);
       st.ahead = false;
     }
     st.last = address;
@@ -426,6 +435,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
     if (writes) drop_near_copies(address, bytes);
   }
   req->sectors_missed = missed;
+  if (static_cast<size_t>(port) < strides_.size()) strides_[static_cast<size_t>(port)].missed = missed != 0;
   req->dram_fill_bytes = static_cast<uint32_t>(fetched);
   dram_fill_bytes_ += fetched;
 

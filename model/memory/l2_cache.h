@@ -19,6 +19,7 @@
 #include "tma/core/arch_config.h"
 #include "tma/core/bandwidth_server.h"
 #include "tma/core/cycle_time.h"
+#include "tma/core/huge_page_allocator.h"
 #include "tma/memory/global_memory.h"
 #include "tma/memory/gpc_coalescer.h"
 #include "tma/core/stats.h"
@@ -71,14 +72,16 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   Line* find(uint64_t line_index);
   // Asks the host CPU to bring the set of `line_index` into its cache (speed only).
   void prefetch_set(uint64_t line_index) const;
-  // The same for every lookup a read of `address` by `sm` makes (speed only).
-  void prefetch_lookups(int sm, uint64_t address) const;
+  // The same for every lookup a read of `address` by `sm` makes (speed only); with `promotion`
+  // (bytes, 0: none) also the other lines of its promotion block, which a miss's fill looks up.
+  void prefetch_lookups(int sm, uint64_t address, uint64_t promotion = 0) const;
   // Per port: the last request's address and the step from the one before (a unit walks a box's
   // rows at a fixed stride): the host prefetches the lookups of the requests it predicts.
   struct Stride {
     uint64_t last = 0;
     int64_t step = 0;
     bool ahead = false;  // the requests up to two steps on are prefetched already
+    bool missed = false; // the last request missed: the next ones likely fill (their promotion blocks)
   };
   std::vector<Stride> strides_;
   Line* allocate(uint64_t line_index, uint64_t cycle);
@@ -109,7 +112,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint32_t sectors_per_line_;
   uint64_t fill_bytes_;  // smallest fill (l2.fetch_granularity_bytes), at least a sector
   size_t sets_;
-  std::vector<Line> lines_;  // sets_ x ways
+  std::vector<Line, HugePageAllocator<Line>> lines_;  // sets_ x ways (huge pages: speed only)
   std::vector<uint64_t> extra_ready_;  // sectors 4-7 of each line, when lines have more than four
   void touch(Line* l) { l->lru = ++lru_clock_; }
   uint64_t lru_clock_ = 0;

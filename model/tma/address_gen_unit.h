@@ -11,8 +11,9 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include <algorithm>
+#include <array>
 #include <functional>
-#include <queue>
 #include <string>
 #include <vector>
 
@@ -101,7 +102,56 @@ class AddressGenUnit : public sc_core::sc_module, public StatsProvider {
   uint32_t smem_capacity_;
   int sm_;
   uint64_t issued_in_cycle_ = 0, last_issue_cycle_ = 0;
-  std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> outstanding_;
+  // The outstanding requests' completion cycles, smallest first: a radix heap. The unit takes out
+  // every completion up to its issue cycle, which only grows, and a request completes no earlier
+  // than its issue, so no value pushed is below the last taken out: values are kept in buckets by
+  // the highest bit in which they differ from it, and a bucket is split only when it is reached.
+  // A binary heap sifted through 9 levels of 512 on every pop (7% of the GEMM point); a sorted
+  // deque paid for the hits that overtake misses (8192^3). Same multiset, same top and size.
+  class CompletionQueue {
+   public:
+    bool empty() const { return size_ == 0; }
+    size_t size() const { return size_; }
+    uint64_t top() {
+      settle();
+      return last_;
+    }
+    void pop() {
+      settle();
+      buckets_[0].pop_back();
+      --size_;
+    }
+    void push(uint64_t t) {
+      if (t < last_) rebase(t);  // not expected (see above); kept exact all the same
+      buckets_[bucket(t)].push_back(t);
+      ++size_;
+    }
+
+   private:
+    int bucket(uint64_t t) const { return t == last_ ? 0 : 64 - __builtin_clzll(t ^ last_); }
+    // Makes bucket 0 hold the smallest values (equal to last_). Needs a value.
+    void settle() {
+      if (!buckets_[0].empty()) return;
+      size_t i = 1;
+      while (buckets_[i].empty()) ++i;
+      last_ = *std::min_element(buckets_[i].begin(), buckets_[i].end());
+      for (uint64_t t : buckets_[i]) buckets_[bucket(t)].push_back(t);
+      buckets_[i].clear();
+    }
+    void rebase(uint64_t t) {
+      std::vector<uint64_t> all;
+      for (auto& b : buckets_) {
+        all.insert(all.end(), b.begin(), b.end());
+        b.clear();
+      }
+      last_ = t;
+      for (uint64_t v : all) buckets_[bucket(v)].push_back(v);
+    }
+    std::array<std::vector<uint64_t>, 65> buckets_;
+    uint64_t last_ = 0;
+    size_t size_ = 0;
+  };
+  CompletionQueue outstanding_;
   tlm::tlm_generic_payload req_gp_, gather_gp_;
   std::vector<uint8_t> buffer_;
   uint64_t ops_ = 0, faults_ = 0, runs_ = 0, fill_bytes_ = 0, data_bytes_ = 0, budget_stalls_ = 0;

@@ -107,7 +107,11 @@ void SwizzleCrossbar::map_pieces(const SmemDelivery& d, std::vector<SmemChunk>& 
         if (flips && line % 2) in_cell ^= 8;  // the 8-byte halves swap on every other line
         physical = line * 128 + slots[line % rows][(logical % 128) / 16] * 16u + in_cell;
       }
-      chunks.push_back(SmemChunk{physical, n, data + done});
+      // Field by field: a whole temporary made a 4+4-byte store read back as 8 (a stalled forward).
+      SmemChunk& c = chunks.emplace_back();
+      c.address = physical;
+      c.bytes = n;
+      c.data_offset = data + done;
       done += n;
     }
     if (p.fill) offset += p.bytes;
