@@ -145,7 +145,8 @@ def skew_section(data):
             "throughput were shared out per group when saturated; in the M and N rasters the slow CTAs speed up by "
             "9-18%% once the fast ones end (the grouped raster's do not), so unused shares go to others. The model's "
             "SMs are all alike: its CTAs run in step and keep merging their shared B tiles (45%% of the bytes merged in "
-            "the model, 11%% on silicon, calibration/heldout_workloads.md)."
+            "the model, 11%% on silicon), and silicon's drifting CTAs read shared panels from DRAM again (0.361 DRAM "
+            "bytes per byte asked, gemm_traffic.csv; the model's whole-kernel replay 0.254)."
             % ("the same" if same else "", len(fast_sets[0]) if fast_sets else 0, 100 * (fr / sr - 1),
                len(steps["0"]) - len(fast_sets[0]) if fast_sets else 0, fr, 4 * fr, sr, 6 * sr), ""]
     return out
