@@ -59,22 +59,12 @@ int check(int argc, char** argv) {
       else paths.push_back(a);
     }
     if (paths.empty()) throw UsageError("no golden-case file or folder given");
-    if (engine != "ref" && engine != "tlm") throw UsageError("unknown engine '" + engine + "' (ref, tlm)");
-    // The reference engine has no architecture: an --arch it would ignore is a mistake.
-    if (engine == "ref" && (!arch_path.empty() || !arch_sets.empty()))
-      throw UsageError("--arch and --arch-set need --engine tlm (the reference engine has no architecture)");
+    check_engine_options(engine, arch_path, arch_sets);
   } catch (const UsageError& e) {
     return usage_error("check", e.what(), kUsage);
   }
   ArchConfig arch;
-  if (engine == "tlm") {
-    try {
-      arch = load_arch_for_command(arch_path, kDefaultArchFile, arch_sets);
-    } catch (const std::exception& e) {
-      print_error(e.what());
-      return 2;
-    }
-  }
+  if (!load_engine_arch(engine, arch_path, arch_sets, arch)) return 2;
   const std::vector<std::string> files = find_golden_cases(paths);
   if (files.empty()) {
     print_error("no golden cases (*.yaml) under the folders given");

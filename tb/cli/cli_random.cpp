@@ -83,26 +83,16 @@ int random(int argc, char** argv) {
       else throw UsageError("unknown option '" + a + "'");
     }
     if (!have_seed || !have_count) throw UsageError("--seed and --count are required");
-    if (engine != "ref" && engine != "tlm") throw UsageError("unknown engine '" + engine + "' (ref, tlm)");
+    check_engine_options(engine, arch_path, arch_sets);
     const std::optional<GpuArch> parsed_gpu = parse_gpu_arch(gpu);
     if (!parsed_gpu) throw UsageError("unknown --gpu '" + gpu + "' (sm_90, sm_100)");
     opt.arch = *parsed_gpu;
     if (opt.blackwell_forms && opt.arch != GpuArch::sm100) throw UsageError("--blackwell-forms needs --gpu sm_100");
-    // The reference engine has no architecture: an --arch it would ignore is a mistake.
-    if (engine == "ref" && (!arch_path.empty() || !arch_sets.empty()))
-      throw UsageError("--arch and --arch-set need --engine tlm (the reference engine has no architecture)");
   } catch (const UsageError& e) {
     return usage_error("random", e.what(), kUsage);
   }
   ArchConfig arch;
-  if (engine == "tlm") {
-    try {
-      arch = load_arch_for_command(arch_path, kDefaultArchFile, arch_sets);
-    } catch (const std::exception& e) {
-      print_error(e.what());
-      return 2;
-    }
-  }
+  if (!load_engine_arch(engine, arch_path, arch_sets, arch)) return 2;
 
   // The command that regenerates and replays one case alone.
   std::string replay_base = "tma-sim random --seed " + std::to_string(seed);

@@ -1,5 +1,7 @@
 #include "tma/config/cli_args.h"
 
+#include "tma/config/arch_config_yaml.h"
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -61,6 +63,26 @@ int usage_error(const std::string& command, const std::string& message, const ch
   std::fprintf(stderr, "%s\nRun 'tma-sim help %s' for what each option does.\n", u.substr(0, u.find("\n\n")).c_str(),
                command.c_str());
   return 2;
+}
+
+void check_engine_options(const std::string& engine, const std::string& arch_path,
+                          const std::vector<std::string>& arch_sets) {
+  if (engine != "ref" && engine != "tlm") throw UsageError("unknown engine '" + engine + "' (ref, tlm)");
+  // The reference engine has no architecture: an --arch it would ignore is a mistake.
+  if (engine == "ref" && (!arch_path.empty() || !arch_sets.empty()))
+    throw UsageError("--arch and --arch-set need --engine tlm (the reference engine has no architecture)");
+}
+
+bool load_engine_arch(const std::string& engine, const std::string& arch_path, const std::vector<std::string>& arch_sets,
+                      ArchConfig& arch) {
+  if (engine != "tlm") return true;
+  try {
+    arch = load_arch_for_command(arch_path, kDefaultArchFile, arch_sets);
+    return true;
+  } catch (const std::exception& e) {
+    print_error(e.what());
+    return false;
+  }
 }
 
 }  // namespace tma::cli

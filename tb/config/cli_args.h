@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#include "tma/core/arch_config.h"
 
 namespace tma::cli {
 
@@ -49,5 +52,14 @@ void print_warning(const std::string& message);
 // For a UsageError: the error, the command's usage lines (the first paragraph of `usage`) and
 // where the rest is; returns 2, the exit status of bad input.
 int usage_error(const std::string& command, const std::string& message, const char* usage);
+
+// Commands with --engine ref|tlm (check, random): throws UsageError for another engine, or for an
+// --arch or --arch-set given to the reference engine, which has no architecture.
+void check_engine_options(const std::string& engine, const std::string& arch_path,
+                          const std::vector<std::string>& arch_sets);
+// Their architecture: for the pipeline (tlm) load_arch_for_command's with kDefaultArchFile, for the
+// reference engine none (`arch` left as it is). Prints the error and returns false when it fails.
+bool load_engine_arch(const std::string& engine, const std::string& arch_path, const std::vector<std::string>& arch_sets,
+                      ArchConfig& arch);
 
 }  // namespace tma::cli
