@@ -93,11 +93,8 @@ L2Cache::Line* L2Cache::allocate(uint64_t line_index, uint64_t cycle) {
   return victim;
 }
 
-uint64_t L2Cache::dram_read(uint64_t address, uint64_t bytes, uint64_t cycle, bool promoted) {
-  DramFillClass fill_class;
-  fill_class.promoted = promoted;
-  ScopedExtension<DramFillClass> scoped(dram_gp_, &fill_class);
-  dram_gp_.set_command(tlm::TLM_READ_COMMAND);
+uint64_t L2Cache::dram_access(tlm::tlm_command command, uint64_t address, uint64_t bytes, uint64_t cycle) {
+  dram_gp_.set_command(command);
   dram_gp_.set_address(address);
   dram_gp_.set_data_length(static_cast<unsigned>(bytes));
   dram_gp_.set_data_ptr(nullptr);
@@ -106,15 +103,16 @@ uint64_t L2Cache::dram_read(uint64_t address, uint64_t bytes, uint64_t cycle, bo
   return clock_.to_cycles(sc_core::sc_time_stamp() + d);
 }
 
+uint64_t L2Cache::dram_read(uint64_t address, uint64_t bytes, uint64_t cycle, bool promoted) {
+  DramFillClass fill_class;
+  fill_class.promoted = promoted;
+  ScopedExtension<DramFillClass> scoped(dram_gp_, &fill_class);
+  return dram_access(tlm::TLM_READ_COMMAND, address, bytes, cycle);
+}
+
 void L2Cache::dram_write(uint64_t address, uint64_t bytes, uint64_t cycle) {
   writeback_bytes_ += bytes;
-  dram_gp_.set_command(tlm::TLM_WRITE_COMMAND);
-  dram_gp_.set_address(address);
-  dram_gp_.set_data_length(static_cast<unsigned>(bytes));
-  dram_gp_.set_data_ptr(nullptr);
-  sc_core::sc_time d = clock_.to_time(cycle) - sc_core::sc_time_stamp();
-  dram_out->b_transport(dram_gp_, d);
-  writeback_taken_ = std::max(writeback_taken_, clock_.to_cycles(sc_core::sc_time_stamp() + d));
+  writeback_taken_ = std::max(writeback_taken_, dram_access(tlm::TLM_WRITE_COMMAND, address, bytes, cycle));
 }
 
 // Copies of far lines live in the same array under a tag of their own per partition.

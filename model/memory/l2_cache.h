@@ -93,6 +93,8 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   // Promoted sectors carry their own ready cycle.
   uint64_t fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promotion, uint64_t cycle, int sm,
                 uint64_t& fetched);
+  // One access through the DRAM socket at `cycle`; returns the cycle DRAM answers.
+  uint64_t dram_access(tlm::tlm_command command, uint64_t address, uint64_t bytes, uint64_t cycle);
   uint64_t dram_read(uint64_t address, uint64_t bytes, uint64_t cycle, bool promoted);
   // A write-back: DRAM takes it at once or later (its bandwidth); nobody waits for the data to land.
   void dram_write(uint64_t address, uint64_t bytes, uint64_t cycle);
