@@ -17,6 +17,15 @@ void copy_prefix(std::array<T, N>& dst, const std::vector<V>& src) {
 
 }  // namespace
 
+void read_map_options(const YamlField& n, TensorMap& m) {
+  m.interleave = n["interleave"].as_enum_or(Interleave::none, parse_interleave, interleave_names());
+  const std::string sw = n["swizzle"].as_string_or("none");
+  if (!parse_swizzle_name(sw, m.swizzle, m.swizzle_atom))
+    throw n["swizzle"].error("expected one of: " + swizzle_names() + "; got '" + sw + "'");
+  m.l2_promotion = n["l2_promotion"].as_enum_or(L2Promotion::none, parse_l2_promotion, l2_promotion_names());
+  m.oob_fill = n["oob_fill"].as_enum_or(OobFill::zero, parse_oob_fill, oob_fill_names());
+}
+
 TensorMap read_tensor_map(const YamlField& n) {
   n.check_keys({"mode", "dtype", "rank", "base", "dims", "strides", "box", "element_strides", "interleave",
                 "swizzle", "l2_promotion", "oob_fill", "lower_corner", "upper_corner", "channels_per_pixel",
@@ -36,12 +45,7 @@ TensorMap read_tensor_map(const YamlField& n) {
   if (tiled_like) copy_prefix(m.box, n["box"].as_uint64_list(lo, hi, 0, UINT32_MAX));
   m.element_strides = {1, 1, 1, 1, 1};
   copy_prefix(m.element_strides, n["element_strides"].as_uint64_list(lo, hi, 0, UINT32_MAX));
-  m.interleave = n["interleave"].as_enum_or(Interleave::none, parse_interleave, interleave_names());
-  const std::string sw = n["swizzle"].as_string_or("none");
-  if (!parse_swizzle_name(sw, m.swizzle, m.swizzle_atom))
-    throw n["swizzle"].error("expected one of: " + swizzle_names() + "; got '" + sw + "'");
-  m.l2_promotion = n["l2_promotion"].as_enum_or(L2Promotion::none, parse_l2_promotion, l2_promotion_names());
-  m.oob_fill = n["oob_fill"].as_enum_or(OobFill::zero, parse_oob_fill, oob_fill_names());
+  read_map_options(n, m);
   if (!tiled_like) {
     // im2col family: one corner per spatial dimension (W, H, D); the wide modes take W only.
     const bool wide = m.mode == TensorMode::im2col_w || m.mode == TensorMode::im2col_w128;

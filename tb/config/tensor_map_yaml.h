@@ -13,6 +13,10 @@ namespace tma {
 // global-memory image).
 TensorMap read_tensor_map(const YamlField& node);
 
+// The keys a golden case's tensor map and a scenario's descriptor share: interleave, swizzle (with
+// its atom), l2_promotion and oob_fill, each with its default when absent.
+void read_map_options(const YamlField& node, TensorMap& map);
+
 // `node` is the op mapping; the map gives the rank and mode the coordinates must match.
 // Keys it does not know are left to the caller's check_keys (extra ones are passed in `extra_keys`).
 TmaOp read_op(const YamlField& node, const TensorMap& map, const std::vector<std::string>& extra_keys = {});

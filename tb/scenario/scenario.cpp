@@ -9,6 +9,7 @@
 #include "tma/config/arch_config_yaml.h"
 #include "tma/descriptor/descriptor_validation.h"
 #include "tma/config/paths.h"
+#include "tma/config/tensor_map_yaml.h"
 #include "tma/config/yaml_reader.h"
 
 namespace tma {
@@ -88,12 +89,7 @@ ScenarioDescriptor read_descriptor(const std::string& name, const YamlField& n,
     auto es = n["element_strides"].as_uint64_list(r, r, 1, 8);
     for (size_t i = 0; i < r; ++i) m.element_strides[i] = static_cast<uint32_t>(es[i]);
   }
-  m.interleave = n["interleave"].as_enum_or(Interleave::none, parse_interleave, interleave_names());
-  const std::string sw = n["swizzle"].as_string_or("none");
-  if (!parse_swizzle_name(sw, m.swizzle, m.swizzle_atom))
-    throw n["swizzle"].error("expected one of: " + swizzle_names() + "; got '" + sw + "'");
-  m.l2_promotion = n["l2_promotion"].as_enum_or(L2Promotion::none, parse_l2_promotion, l2_promotion_names());
-  m.oob_fill = n["oob_fill"].as_enum_or(OobFill::zero, parse_oob_fill, oob_fill_names());
+  read_map_options(n, m);
   if (m.mode == TensorMode::im2col || m.mode == TensorMode::im2col_w || m.mode == TensorMode::im2col_w128) {
     const size_t nsp = m.mode == TensorMode::im2col ? (r >= 3 ? r - 2 : 0) : 1;
     auto lo = n["lower_corner"].as_int64_list(nsp, nsp, -32768, 32767);
