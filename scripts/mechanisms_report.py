@@ -82,15 +82,28 @@ def gpc_of_sm(placement):
     return {s: find(s) for s in parent}
 
 
-def skew_section(data):
-    gemm = {r["point"]: r for r in rows(os.path.join(data, "gemm.csv"))}
-    gpc = gpc_of_sm(os.path.join(data, "placement.csv"))
+def read_skew(path):
+    """gemm --skew's file: {point: {cta: {step: t_ns}}} and {point: {cta: smid}}."""
     steps = collections.defaultdict(lambda: collections.defaultdict(dict))
     sm = collections.defaultdict(dict)
-    with gzip.open(os.path.join(data, "gemm_skew.csv.gz"), "rt") as f:
+    with gzip.open(path, "rt") as f:
         for r in csv.DictReader(f):
             steps[r["point"]][int(r["cta"])][int(r["step"])] = int(r["t_ns"])
             sm[r["point"]][int(r["cta"])] = int(r["smid"])
+    return steps, sm
+
+
+def split_rates(d):
+    """Each CTA's k-steps per us over its run, the median, and the fast CTAs (20% above it)."""
+    rate = {c: max(v) / (v[max(v)] - v[0]) * 1e3 for c, v in d.items()}
+    med = statistics.median(rate.values())
+    return rate, med, sorted(c for c in d if rate[c] > 1.2 * med)
+
+
+def skew_section(data):
+    gemm = {r["point"]: r for r in rows(os.path.join(data, "gemm.csv"))}
+    gpc = gpc_of_sm(os.path.join(data, "placement.csv"))
+    steps, sm = read_skew(os.path.join(data, "gemm_skew.csv.gz"))
     out = ["## How far apart a GEMM's CTAs run", "",
            "`gemm.cu --skew`: one launch of each point (8192^3 bf16, 128x128x64, 6 stages, 132 persistent CTAs), each "
            "CTA's consumer logging when it gets every 16th k-step's data, and its SM. Rate: k-steps per us over the "
@@ -101,9 +114,7 @@ def skew_section(data):
     fast_sets = []
     for p in sorted(steps, key=int):
         g, d = gemm[p], steps[p]
-        rate = {c: max(v) / (v[max(v)] - v[0]) * 1e3 for c, v in d.items()}
-        med = statistics.median(rate.values())
-        fast = sorted(c for c in d if rate[c] > 1.2 * med)
+        rate, med, fast = split_rates(d)
         fast_sms = sorted(sm[p][c] for c in fast)
         if fast:
             fast_sets.append(tuple(fast_sms))
@@ -135,7 +146,9 @@ def skew_section(data):
             len(fast), ",".join(map(str, fast_sms)) if len(fast_sms) <= 24 else "%d SMs" % len(fast_sms),
             "%.3f" % statistics.median(rate[c] for c in fast) if fast else "-", after, spread(128), spread(1024)))
     same = len(set(fast_sets)) == 1 if fast_sets else False
-    fr, sr = statistics.median(steps_rate_fast(steps, "0")), statistics.median(steps_rate_slow(steps, "0"))
+    rate0, _, fast0 = split_rates(steps["0"])
+    fr = statistics.median(rate0[c] for c in fast0)
+    sr = statistics.median(x for c, x in rate0.items() if c not in fast0)
     out += ["", "Memory-bound (0 cycles a step), every raster has %s %d fast SMs: they run %.0f%% faster than the other "
             "%d (point 0) and finish a quarter of the span early, and CTAs that share tiles drift apart by microseconds "
             "within a few output tiles. Compute-bound (512, 1024 cycles a step) all CTAs keep one rate and stay within "
@@ -152,23 +165,6 @@ def skew_section(data):
     return out
 
 
-def _rates(steps, p):
-    d = steps[p]
-    return {c: max(v) / (v[max(v)] - v[0]) * 1e3 for c, v in d.items()}
-
-
-def steps_rate_fast(steps, p):
-    r = _rates(steps, p)
-    med = statistics.median(r.values())
-    return [x for x in r.values() if x > 1.2 * med]
-
-
-def steps_rate_slow(steps, p):
-    r = _rates(steps, p)
-    med = statistics.median(r.values())
-    return [x for x in r.values() if x <= 1.2 * med]
-
-
 def second_chip_section(data):
     """gemm_skew_shapes.csv.gz and space_cta_times.csv: a later call, on another H100."""
     out = ["## The fast SMs are the chip's", "",
@@ -176,18 +172,11 @@ def second_chip_section(data):
            "(128x256 tiles) and `space.cu --cta-times` (group `cta`: each CTA's start and end in one launch of four "
            "streams).", "", "| what | CTAs | fast (>20% above the median rate, or ending before 85% of the median end): SMs |",
            "| --- | ---: | --- |"]
-    steps = collections.defaultdict(lambda: collections.defaultdict(dict))
-    sm = {}
-    with gzip.open(os.path.join(data, "gemm_skew_shapes.csv.gz"), "rt") as f:
-        for r in csv.DictReader(f):
-            steps[r["point"]][int(r["cta"])][int(r["step"])] = int(r["t_ns"])
-            sm[(r["point"], int(r["cta"]))] = int(r["smid"])
+    steps, sm = read_skew(os.path.join(data, "gemm_skew_shapes.csv.gz"))
     gemm = {r["point"]: r for r in rows(os.path.join(data, "gemm.csv"))}
     for p in sorted(steps, key=int):
         d = steps[p]
-        rate = {c: max(v) / (v[max(v)] - v[0]) * 1e3 for c, v in d.items()}
-        med = statistics.median(rate.values())
-        fast = sorted(sm[(p, c)] for c in d if rate[c] > 1.2 * med)
+        fast = sorted(sm[p][c] for c in split_rates(d)[2])
         g = gemm[p]
         out.append("| GEMM %sx%sx%s %sx%s %s raster, 0 cycles | %d | %d: %s |" % (
             g["M"], g["N"], g["K"], g["BM"], g["BN"], g["raster"], len(d), len(fast), ",".join(map(str, fast))))
