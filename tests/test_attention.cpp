@@ -22,6 +22,8 @@
 #include "tma/scenario/workload.h"
 #include "tma/config/yaml_reader.h"
 
+#include "shipped_configs.h"
+
 using namespace tma;
 
 // SystemC's library wants an sc_main; Boost.Test provides main.
@@ -29,12 +31,8 @@ int sc_main(int, char**) { return 0; }
 
 namespace {
 
-const std::string kRoot = TMA_SOURCE_DIR;
-
-Scenario scenario(const std::string& name, const std::vector<std::string>& sets = {}) {
-  return load_scenario(kRoot + "/configs/scenarios/" + name + ".yaml", sets);
-}
-ArchConfig h100() { return load_arch_config(kRoot + "/configs/arch/h100.yaml"); }
+using test::scenario;
+using test::h100;
 
 std::string error_field(const std::string& name, const std::vector<std::string>& sets) {
   try {

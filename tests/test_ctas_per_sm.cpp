@@ -30,6 +30,8 @@
 #include "tma/config/yaml_reader.h"
 #include "run_in_child.h"
 
+#include "shipped_configs.h"
+
 using namespace tma;
 
 // SystemC's library wants an sc_main; Boost.Test provides main.
@@ -37,13 +39,8 @@ int sc_main(int, char**) { return 0; }
 
 namespace {
 
-const std::string kRoot = TMA_SOURCE_DIR;
-
-Scenario scenario(const std::string& name, const std::vector<std::string>& sets = {}) {
-  return load_scenario(kRoot + "/configs/scenarios/" + name + ".yaml", sets);
-}
-
-ArchConfig h100() { return load_arch_config(kRoot + "/configs/arch/h100.yaml"); }
+using test::scenario;
+using test::h100;
 
 // What a timed run reports (plain data: it crosses a pipe).
 struct Run {

@@ -16,6 +16,8 @@
 #include "tma/scenario/workload.h"
 #include "tma/config/yaml_reader.h"
 
+#include "shipped_configs.h"
+
 using namespace tma;
 
 // SystemC's library wants an sc_main; Boost.Test provides main.
@@ -23,12 +25,8 @@ int sc_main(int, char**) { return 0; }
 
 namespace {
 
-const std::string kRoot = TMA_SOURCE_DIR;
-
-Scenario scenario(const std::string& name, const std::vector<std::string>& sets = {}) {
-  return load_scenario(kRoot + "/configs/scenarios/" + name + ".yaml", sets);
-}
-ArchConfig arch(const std::string& name = "h100") { return load_arch_config(kRoot + "/configs/arch/" + name + ".yaml"); }
+using test::scenario;
+using test::arch;
 
 // The compute_cycles of every step of every CTA (one value expected).
 std::set<uint32_t> step_cycles(const Scenario& s, const ArchConfig& a) {

@@ -27,6 +27,8 @@
 #include "tma/scenario/workload.h"
 #include "tma/config/yaml_reader.h"
 
+#include "shipped_configs.h"
+
 using namespace tma;
 
 // SystemC's library wants an sc_main; Boost.Test provides main.
@@ -34,9 +36,10 @@ int sc_main(int, char**) { return 0; }
 
 namespace {
 
-using MN = std::pair<uint64_t, uint64_t>;
-const std::string kRoot = TMA_SOURCE_DIR;
+using test::scenario;
+using test::h100;
 
+using MN = std::pair<uint64_t, uint64_t>;
 // The sequence, padding as (-1, -1) written as (99, 99) for readable expectations.
 std::vector<MN> seq(uint64_t tm, uint64_t tn, TileSchedule s) {
   std::vector<MN> out;
@@ -62,11 +65,6 @@ TileSchedule swizzled(uint32_t sw, Raster r = Raster::heuristic) {
 }
 
 constexpr MN P{99, 99};  // CUTLASS's padding
-
-Scenario scenario(const std::string& name, const std::vector<std::string>& sets = {}) {
-  return load_scenario(kRoot + "/configs/scenarios/" + name + ".yaml", sets);
-}
-ArchConfig h100() { return load_arch_config(kRoot + "/configs/arch/h100.yaml"); }
 
 // gemm_bf16 (128 x 128 output tiles, one 64-wide K step) on a 4 x 3 tile problem.
 Scenario gemm_4x3(const std::vector<std::string>& more) {

@@ -20,6 +20,8 @@
 #include "tma/scenario/workload.h"
 #include "tma/config/yaml_reader.h"
 
+#include "shipped_configs.h"
+
 using namespace tma;
 
 // SystemC's library wants an sc_main; Boost.Test provides main.
@@ -27,9 +29,8 @@ int sc_main(int, char**) { return 0; }
 
 namespace {
 
-const std::string kRoot = TMA_SOURCE_DIR;
-
-ArchConfig h100() { return load_arch_config(kRoot + "/configs/arch/h100.yaml"); }
+using test::kRoot;
+using test::h100;
 
 std::string temp_file(const std::string& what) {
   return (std::filesystem::temp_directory_path() / ("tma_test_trace_" + what + "_" + std::to_string(getpid()) + ".jsonl"))
