@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tma {
 
@@ -92,6 +93,9 @@ struct L2Config {
   // the other partition goes through the inter-partition crossbar, and both partitions count
   // the sectors (what ncu's lts__t_sectors shows).
   uint32_t partitions = 1;
+  // The partition each SM reads through (its near partition), by SM (silicon's %smid order);
+  // empty: SM % partitions. A line homed in the other partition is a far access.
+  std::vector<uint32_t> sm_partition;
   uint32_t far_latency = 0;                // added to the round trip of a far access
   uint32_t crossbar_bytes_per_cycle = 4096;  // between the partitions, each way
   // A GPC's read coalescer (GpcCoalescer): gpc_sms consecutive SMs share one; reads of the same

@@ -100,7 +100,10 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   void dram_write(uint64_t address, uint64_t bytes, uint64_t cycle);
   // The partition that holds a line, and the one an SM is attached to.
   uint32_t home_partition(uint64_t line_index) const;
-  uint32_t near_partition(int sm) const { return static_cast<uint32_t>(sm) % cfg_.partitions; }
+  uint32_t near_partition(int sm) const {
+    const auto i = static_cast<size_t>(sm);
+    return i < cfg_.sm_partition.size() ? cfg_.sm_partition[i] : static_cast<uint32_t>(sm) % cfg_.partitions;
+  }
   // The near partition's copies of far lines (reads make them, writes drop them).
   uint64_t copy_tag(uint64_t line_index, uint32_t partition) const;
   bool near_copy_holds(uint64_t address, uint64_t bytes, uint32_t partition);

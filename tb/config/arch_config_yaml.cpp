@@ -144,6 +144,13 @@ std::optional<std::pair<std::string, std::string>> consistency_error(const ArchC
     return std::make_pair("l2.fetch_granularity_bytes",
                           "fetch_granularity_bytes must be a power of two, a multiple of sector_bytes that divides "
                           "line_bytes (got " + std::to_string(fetch) + ")");
+  if (!a.l2.sm_partition.empty() && a.l2.sm_partition.size() < a.sm_count)
+    return std::make_pair("l2.sm_partition", "names the partition of " + std::to_string(a.l2.sm_partition.size()) +
+                                                 " SMs; sm_count is " + std::to_string(a.sm_count));
+  for (uint32_t p : a.l2.sm_partition)
+    if (p >= a.l2.partitions)
+      return std::make_pair("l2.sm_partition", "partition " + std::to_string(p) + " of an SM is not below partitions (" +
+                                                   std::to_string(a.l2.partitions) + ")");
   if (a.smem.banks * a.smem.bank_bytes > 64 * 64)
     return std::make_pair("smem.banks", "banks x bank_bytes (" + std::to_string(a.smem.banks * a.smem.bank_bytes) +
                                             ") is too large (at most 4096)");
@@ -167,6 +174,7 @@ ArchConfig load_arch_config(const std::string& path) {
     const std::string prefix = std::string(section) + ".";
     for (const Field& f : fields())
       if (std::string(f.path).rfind(prefix, 0) == 0) keys.push_back(std::string(f.path).substr(prefix.size()));
+    if (std::string(section) == "l2") keys.push_back("sm_partition");  // a list, read below
     root[section].check_keys(keys);
   }
   for (const Field& f : fields()) {
@@ -174,6 +182,9 @@ ArchConfig load_arch_config(const std::string& path) {
     set_field(f, a, f.dbl ? node.as_double(f.min, f.max)
                           : static_cast<double>(node.as_uint64(static_cast<uint64_t>(f.min), static_cast<uint64_t>(f.max))));
   }
+  // Required like every field: the near partition of each SM, as silicon numbers them.
+  for (uint64_t p : root["l2"]["sm_partition"].as_uint64_list(1, 4096, 0, 1023))
+    a.l2.sm_partition.push_back(static_cast<uint32_t>(p));
   if (const auto e = consistency_error(a)) throw at_path(root, e->first).error(e->second);
   return a;
 }
@@ -207,6 +218,13 @@ std::vector<std::pair<std::string, std::string>> arch_fields(const ArchConfig& a
     std::snprintf(buf, sizeof buf, "%.10g", get_field(f, a));
     out.emplace_back(f.path, buf);
   }
+  // The list as a flow sequence ([0, 0, 1, ...]: JSON and YAML alike), after the L2's other fields.
+  std::string parts;
+  for (uint32_t p : arch.l2.sm_partition) parts += (parts.empty() ? "" : ", ") + std::to_string(p);
+  size_t after_l2 = 0;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i].first.rfind("l2.", 0) == 0) after_l2 = i + 1;
+  out.insert(out.begin() + static_cast<std::ptrdiff_t>(after_l2), {"l2.sm_partition", "[" + parts + "]"});
   return out;
 }
 

@@ -1,0 +1,168 @@
+// The L2's two partitions as silicon shows them (tests/calibration/*/partition_*.csv): each SM
+// reads through the partition l2.sm_partition names (TPC neighbours, SMs 2k and 2k + 1, share one),
+// a line homed in the other partition is a far access that takes l2.far_latency more, and an
+// architecture file must say every SM's partition. The L2 and a DRAM are driven directly.
+#define BOOST_TEST_MODULE l2_partitions
+#include <boost/test/unit_test.hpp>
+
+#include <systemc>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tma/config/arch_config_yaml.h"
+#include "tma/config/yaml_reader.h"
+#include "tma/core/tlm_payloads.h"
+#include "tma/memory/dram.h"
+#include "tma/memory/global_memory.h"
+#include "tma/memory/l2_cache.h"
+
+using namespace tma;
+
+int sc_main(int, char**) { return 0; }
+
+namespace {
+
+// 1 GHz; an L2 hit takes 10 cycles, far lines 30 more; wide links; DRAM 100 cycles.
+ArchConfig arch(std::vector<uint32_t> sm_partition) {
+  ArchConfig a;
+  a.sm_clock_mhz = 1000;
+  a.sim.bandwidth_window_cycles = 1;
+  a.l2.capacity_bytes = 1 << 20;
+  a.l2.hit_latency = 10;
+  a.l2.bytes_per_cycle = 1 << 16;
+  a.l2.sm_port_bytes_per_cycle = 1 << 16;
+  a.l2.crossbar_bytes_per_cycle = 1 << 16;
+  a.l2.partitions = 2;
+  a.l2.far_latency = 30;
+  a.l2.sm_partition = std::move(sm_partition);
+  a.dram.bytes_per_cycle = 1024;
+  a.dram.latency = 100;
+  a.dram.banks = 1;
+  a.dram.page_bytes = 1 << 20;
+  a.dram.row_miss_cycles = 0;
+  return a;
+}
+
+struct Driver : sc_core::sc_module {
+  tlm_utils::simple_initiator_socket<Driver> out;
+  explicit Driver(sc_core::sc_module_name n) : sc_module(n), out("out") {}
+  // A 128-byte read by `sm` at `cycle`; returns the cycle its data is back.
+  uint64_t read(uint64_t address, uint64_t cycle, int sm) {
+    unsigned char buf[128];
+    tlm::tlm_generic_payload gp;
+    gp.set_command(tlm::TLM_READ_COMMAND);
+    gp.set_address(address);
+    gp.set_data_ptr(buf);
+    gp.set_data_length(128);
+    MemRequest req;
+    req.access = MemAccess::read;
+    req.sm = sm;
+    ScopedExtension<MemRequest> scoped(gp, &req);
+    sc_core::sc_time delay(static_cast<double>(cycle), sc_core::SC_NS);
+    out->b_transport(gp, delay);
+    return static_cast<uint64_t>((sc_core::sc_time_stamp() + delay).to_seconds() * 1e9 + 0.5);
+  }
+};
+
+struct Bench {
+  GlobalMemory memory;
+  std::unique_ptr<L2Cache> l2;
+  std::unique_ptr<Dram> dram;
+  std::unique_ptr<Driver> driver;
+  Bench(const std::string& name, const ArchConfig& a)
+      : l2(std::make_unique<L2Cache>((name + "_l2").c_str(), a, memory)),
+        dram(std::make_unique<Dram>((name + "_dram").c_str(), a)),
+        driver(std::make_unique<Driver>((name + "_driver").c_str())) {
+    driver->out.bind(l2->in);  // one port: the request names its SM
+    l2->dram_out.bind(dram->in);
+  }
+  double far_requests() const {
+    StatsRecord r;
+    l2->collect_stats(r);
+    for (const auto& [n, v] : r.values())
+      if (n == "far_requests") return v;
+    return -1;
+  }
+};
+
+struct Benches {
+  // SMs 0 and 1 in one partition (as a TPC's two SMs are on silicon), and in two (SM % 2).
+  Bench same{"same", arch({0, 0})}, apart{"apart", arch({})};
+  Benches() { sc_core::sc_start(sc_core::SC_ZERO_TIME); }
+};
+Benches& benches() {
+  static Benches b;
+  return b;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(an_sm_reads_through_the_partition_the_map_names) {
+  // Each line is filled by SM 0, then read by SM 1 from the L2 (a hit): a far hit comes back
+  // 30 cycles after a near one. With both SMs in partition 0, SM 1's far lines are SM 0's; with
+  // SM 1 in partition 1, they are the others.
+  for (Bench* b : {&benches().same, &benches().apart}) {
+    const bool same = b == &benches().same;
+    int near_for_0 = 0, far_for_0 = 0;
+    for (uint64_t k = 0; k < 64; ++k) {
+      const uint64_t line = 0x10000 + 128 * k, t = 100000 * (k + 1);
+      const double before = b->far_requests();
+      b->driver->read(line, t, 0);  // the miss: fills the line
+      const bool far_for_sm0 = b->far_requests() > before;
+      (far_for_sm0 ? far_for_0 : near_for_0)++;
+      const double before_hit = b->far_requests();
+      const uint64_t back = b->driver->read(line, t + 1000, 1);
+      const bool far_for_sm1 = b->far_requests() > before_hit;
+      BOOST_TEST(far_for_sm1 == (same ? false : !far_for_sm0), "line " << k);
+      // The hit latency (10) and a cycle each in the slices and on the SM's link; a far line 30
+      // more (half each way) and a cycle on the crossbar.
+      BOOST_TEST(back == t + 1000 + 12 + (far_for_sm1 ? 31 : 0), "line " << k << " back after " << back - t - 1000);
+    }
+    BOOST_TEST(near_for_0 > 0);  // lines are homed in both partitions
+    BOOST_TEST(far_for_0 > 0);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_shipped_gpus_say_every_sms_partition_and_tpc_neighbours_share_one) {
+  for (const char* gpu : {"h100", "h200"}) {
+    const ArchConfig a = load_arch_config(std::string(TMA_SOURCE_DIR) + "/configs/arch/" + gpu + ".yaml");
+    BOOST_TEST_REQUIRE(a.l2.sm_partition.size() == a.sm_count);
+    BOOST_TEST(std::count(a.l2.sm_partition.begin(), a.l2.sm_partition.end(), 0u) == 66);
+    for (uint32_t sm = 0; sm + 1 < a.sm_count; sm += 2) BOOST_TEST(a.l2.sm_partition[sm] == a.l2.sm_partition[sm + 1]);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_file_without_a_partition_for_each_sm_is_refused_naming_the_field) {
+  std::ifstream in(std::string(TMA_SOURCE_DIR) + "/configs/arch/h100.yaml");
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string path = "/tmp/tma_test_l2_partitions.yaml";
+  const auto refused = [&](const std::string& yaml, const std::string& words) {
+    std::ofstream(path) << yaml;
+    try {
+      load_arch_config(path);
+    } catch (const YamlError& e) {
+      return std::string(e.what()).find("sm_partition") != std::string::npos &&
+             std::string(e.what()).find(words) != std::string::npos;
+    }
+    return false;
+  };
+  const size_t at = good.find("[0, 0, 0, 0, 0, 0, 1");
+  BOOST_TEST_REQUIRE(at != std::string::npos);
+  std::string two = good;
+  two.replace(at, 2, "[2");  // a partition the L2 does not have
+  BOOST_TEST(refused(two, "not below partitions"));
+  std::string short_list = good;
+  short_list.replace(at, 3, "[");  // 131 SMs
+  BOOST_TEST(refused(short_list, "sm_count is 132"));
+  std::string none = good;  // the key and its list taken out
+  const size_t key = none.find("  sm_partition:");
+  none.erase(key, none.find("]\n", key) + 2 - key);
+  BOOST_TEST(refused(none, "missing"));
+  std::remove(path.c_str());
+}
