@@ -47,12 +47,16 @@ def space_scenario(r, tiles_per_sm, whole=False, ctas="real"):
         return text, ["workload.compute_cycles=%d" % round(CONSUMER_CYCLES / cps)]
     # As silicon runs it: a grid of N CTAs per SM (CTA e on SM e % 132, taking tiles e, e + grid,
     # ...), each its own issuer and consumer with its own S-stage ring; the sample of tiles per SM
-    # is shared by the SM's CTAs (workload.ctas_per_sm, docs/scenarios.md).
+    # is shared by the SM's CTAs (workload.ctas_per_sm, docs/scenarios.md). A grid smaller than the
+    # SMs' slots runs one CTA on each of `grid` SMs, as silicon deals it (space_partial_cta_times).
     text = cal.stream_scenario(mb, rb, inner, nrows, swz, r["l2_promotion"], r["order"], int(r["stages"]), False,
                                per_sm, 1)
     text = text.replace("l2_warm: false\n", "l2_state: %s\n" % r["l2_state"])
     sets = ["workload.compute_cycles=%d" % CONSUMER_CYCLES]
-    if cps > 1:
+    grid = int(r.get("grid") or 132 * cps)
+    if grid < 132 * cps:
+        sets.append("sms=%d" % grid)
+    elif cps > 1:
         sets.append("workload.ctas_per_sm=%d" % cps)
     return text, sets
 
@@ -143,9 +147,11 @@ def main():
     space = [r for r in space if r["group"] != "state" or r["tensor_mb"] == "64"]
     state64 = [r for r in space if r["group"] == "state"]
     # A grid of fewer CTAs than the SMs' slots (groups load, inflight, fills: 33-132 CTAs with room
-    # for 2 per SM) is not replayed: the model deals its CTAs to every SM's slots, and how silicon
-    # places a partial grid (which SMs get two, which none) was not measured.
-    partial = [r for r in space if r["group"] != "state" and int(r["grid"]) != 132 * int(r["ctas_per_sm"])]
+    # for 2 per SM) runs one CTA per SM on `grid` SMs, as silicon deals it (the H200's
+    # space_partial_cta_times.csv.gz: every such point used grid SMs, one CTA each); a grid above
+    # 132 that does not fill the slots would not be replayable so, and is listed.
+    partial = [r for r in space if r["group"] != "state" and int(r["grid"]) > 132
+               and int(r["grid"]) != 132 * int(r["ctas_per_sm"])]
     stream = [r for r in space if r["group"] != "state" and r not in partial]
     preds = run_all([space_scenario(r, a.tiles_per_sm, ctas=a.ctas) for r in stream])
     fams = {}
@@ -251,9 +257,8 @@ def main():
             lines.append(l)
     lines.append("")
     if partial:
-        lines.append("Not replayed: %d points whose grid is smaller than the SMs' CTA slots (groups %s; the model "
-                     "deals a grid to every SM's slots, and silicon's placement of a partial grid was not measured)."
-                     % (len(partial), ", ".join(sorted({r["group"] for r in partial}))))
+        lines.append("Not replayed: %d points whose grid of more than 132 CTAs does not fill the SMs' CTA slots "
+                     "(groups %s)." % (len(partial), ", ".join(sorted({r["group"] for r in partial}))))
         lines.append("")
     lines.append("L2 promotion effects above 3%% on silicon (streaming points, each promotion against none): %d; "
                  "sign reproduced %d (%.0f%%), within half their size %d (%.0f%%)."
