@@ -33,6 +33,20 @@ def rows(path):
         return [r for r in csv.DictReader(f) if r.get("status", "ok") == "ok"]
 
 
+def space_rows(data, pattern, extra=("_load", "_inflight", "_fills")):
+    """The rows of space.csv (pattern % ""), then those of the extra files not already there."""
+    out, seen = [], set()
+    for suffix in ("",) + extra:
+        path = os.path.join(data, pattern % suffix)
+        if not os.path.exists(path):
+            continue
+        for r in rows(path):
+            if r["point"] not in seen:
+                seen.add(r["point"])
+                out.append(r)
+    return out
+
+
 def space_scenario(r, tiles_per_sm, whole=False, ctas="real"):
     mb, rb, inner, nrows = int(r["tensor_mb"]), int(r["row_bytes"]), int(r["inner_bytes"]), int(r["rows"])
     cps = int(r["ctas_per_sm"])
@@ -141,7 +155,9 @@ def main():
         runner.save()
         return out
 
-    space = rows(os.path.join(data, "space.csv"))
+    # The space's later groups were measured into files of their own on the H100 (space_load.csv,
+    # space_inflight.csv, space_fills.csv); the H200's space.csv holds them. A point is taken once.
+    space = space_rows(data, "space%s.csv")
     if a.groups:
         space = [r for r in space if r["group"] in a.groups.split(",")]
     space = [r for r in space if r["group"] != "state" or r["tensor_mb"] == "64"]
@@ -204,8 +220,8 @@ def main():
     sign = sum(1 for e in effects if e[2] * e[3] > 0)
     half = sum(1 for e in effects if e[2] * e[3] > 0 and abs(e[3] - e[2]) <= abs(e[2]) / 2)
     # Traffic (ncu) of the space points, against the model's sampled runs.
-    tr = rows(os.path.join(data, "space_traffic.csv"))
-    tr = [t for t in tr if t["point"] in pred_of]
+    grid_of = {r["point"]: r["grid"] for r in stream}  # the traffic files have no grid column
+    tr = [dict(t, grid=grid_of[t["point"]]) for t in space_rows(data, "space%s_traffic.csv") if t["point"] in pred_of]
     tpreds = run_all([space_scenario(t, a.tiles_per_sm, ctas=a.ctas) for t in tr])
     for t, s in zip(tr, tpreds):
         label = "%sMB %sB x %s %s %s x%s" % (t["tensor_mb"], t["inner_bytes"], t["rows"], t["order"], t["l2_promotion"],
@@ -276,7 +292,7 @@ def main():
         with open(a.report, "w") as f:
             f.write("# Held-out families: the measurement space (%s)\n\n" % a.gpu)
             f.write("Written by `scripts/heldout_space.py --report %s` from tests/calibration/%s/ "
-                    "(space.csv, space_traffic.csv, descriptor_space.csv, gemm.csv) and configs/arch/%s.yaml.\n\n"
+                    "(space*.csv, space*_traffic.csv, descriptor_space.csv, gemm.csv) and configs/arch/%s.yaml.\n\n"
                     % (a.report, a.gpu, a.gpu))
             f.write(text + "\n")
 
