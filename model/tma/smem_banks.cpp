@@ -73,6 +73,7 @@ void SmemBanks::write(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   }
   const uint8_t* data = gp.get_data_ptr();
   uint64_t n = 0;
+  uint32_t end = 0;
   for (const SmemChunk& c : acc->chunks) {
     if (c.address + c.bytes > bytes_.size()) {
       ++out_of_range_;
@@ -80,6 +81,17 @@ void SmemBanks::write(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     }
     std::memcpy(&bytes_[c.address], data + c.data_offset, c.bytes);
     n += c.bytes;
+    end = std::max(end, c.address + c.bytes);
+  }
+  // A box's next rows land in the 128-byte lines after this one (swizzling permutes 16-byte cells
+  // within a line): start the host's cache misses of the line kPrefetchLines ahead now, for
+  // writing, so that a later request's stores find it (132 SMs' shared memories are 30 MB, cold).
+  // A hint only: nothing is read or written.
+  constexpr uint32_t kPrefetchLines = 4;
+  const uint64_t ahead = (end + 127) / 128 * 128 + (kPrefetchLines - 1) * 128;
+  if (n && ahead + 128 <= bytes_.size()) {
+    __builtin_prefetch(&bytes_[ahead], 1);
+    __builtin_prefetch(&bytes_[ahead + 64], 1);
   }
   bytes_written_ += n;
   const uint64_t fronts = wavefronts(acc->chunks, cfg_.write_bytes_per_cycle);
