@@ -321,11 +321,17 @@ void AddressGenUnit::plan_store(const AguCommand& c, Plan& plan) const {
 uint64_t AddressGenUnit::next_issue_slot(uint64_t earliest) {
   uint64_t t = std::max(earliest, last_issue_cycle_);
   if (t == last_issue_cycle_ && issued_in_cycle_ >= std::max<uint32_t>(1, cfg_.agu_requests_per_cycle)) ++t;
-  while (!outstanding_.empty() && outstanding_.top() <= t) outstanding_.pop();
-  if (outstanding_.size() >= std::max<uint32_t>(1, cfg_.max_outstanding_requests)) {
-    t = std::max(t, outstanding_.top());
-    outstanding_.pop();
-    ++budget_stalls_;
+  // Completions up to t are taken out only when the budget may be reached: t only grows, so one
+  // left in is taken out by a later drain, and while the queue (finished ones included) is below
+  // the budget, the requests truly outstanding are too. The same stalls, drained in batches.
+  const uint32_t budget = std::max<uint32_t>(1, cfg_.max_outstanding_requests);
+  if (outstanding_.size() >= budget) {
+    while (!outstanding_.empty() && outstanding_.top() <= t) outstanding_.pop();
+    if (outstanding_.size() >= budget) {
+      t = std::max(t, outstanding_.top());
+      outstanding_.pop();
+      ++budget_stalls_;
+    }
   }
   if (t != last_issue_cycle_) issued_in_cycle_ = 0;
   last_issue_cycle_ = t;

@@ -56,6 +56,8 @@ class AddressGenUnit : public sc_core::sc_module, public StatsProvider {
 
   AddressGenUnit(sc_core::sc_module_name name, const ArchConfig& arch, int sm);
   void collect_stats(StatsRecord& out) const override;
+  // Requests issued whose completion has not been taken out yet: at least those outstanding at the
+  // unit's issue cycle, at most the budget (next_issue_slot drains finished ones lazily).
   size_t outstanding_requests() const { return outstanding_.size(); }
 
  private:
