@@ -356,6 +356,7 @@ void AddressGenUnit::run_load(AguCommand& c, const Plan& plan, uint64_t& t) {
   d.dtype = m.dtype;
   d.oob_fill = m.oob_fill;
   d.cta_mask = c.cmd.cta_mask;
+  const sc_core::sc_time now = sc_core::sc_time_stamp();  // no wait on the path: it does not move
   auto send = [&](uint64_t address, uint32_t bytes, uint64_t at) {
     req_gp_.set_command(tlm::TLM_READ_COMMAND);
     req_gp_.set_address(address);
@@ -364,9 +365,9 @@ void AddressGenUnit::run_load(AguCommand& c, const Plan& plan, uint64_t& t) {
     req_gp_.set_data_length(bytes);
     ScopedExtension<MemRequest> e1(req_gp_, &proto);
     ScopedExtension<SmemDelivery> e2(req_gp_, &d);
-    sc_core::sc_time dl = clock_.to_time(at) - sc_core::sc_time_stamp();
+    sc_core::sc_time dl = clock_.to_time(at) - now;
     req_out->b_transport(req_gp_, dl);
-    const uint64_t done = clock_.to_cycles(sc_core::sc_time_stamp() + dl);
+    const uint64_t done = clock_.to_cycles(now + dl);
     c.done_cycle = std::max(c.done_cycle, done);
     return done;
   };

@@ -66,7 +66,8 @@ uint64_t SmemBanks::wavefronts(const std::vector<SmemChunk>& chunks, uint32_t wi
 
 void SmemBanks::write(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   const SmemAccess* acc = gp.get_extension<SmemAccess>();
-  const uint64_t t = clock_.to_cycles(sc_core::sc_time_stamp() + delay);
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const uint64_t t = clock_.to_cycles(now + delay);
   if (!acc) {
     gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return;
@@ -79,7 +80,9 @@ void SmemBanks::write(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
       ++out_of_range_;
       continue;
     }
-    std::memcpy(&bytes_[c.address], data + c.data_offset, c.bytes);
+    // A whole 16-byte cell (the usual chunk) as one fixed-size copy, not a call of memcpy.
+    if (c.bytes == 16) std::memcpy(&bytes_[c.address], data + c.data_offset, 16);
+    else std::memcpy(&bytes_[c.address], data + c.data_offset, c.bytes);
     n += c.bytes;
     end = std::max(end, c.address + c.bytes);
   }
@@ -96,8 +99,9 @@ void SmemBanks::write(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   bytes_written_ += n;
   const uint64_t fronts = wavefronts(acc->chunks, cfg_.write_bytes_per_cycle);
   const uint64_t done = write_port_.serve(t, fronts * cfg_.write_bytes_per_cycle) + cfg_.crossbar_latency;
-  write_port_.retire_before(clock_.now_cycles() > 1024 ? clock_.now_cycles() - 1024 : 0);
-  delay = clock_.to_time(done) - sc_core::sc_time_stamp();
+  const uint64_t now_cycle = clock_.to_cycles(now);
+  write_port_.retire_before(now_cycle > 1024 ? now_cycle - 1024 : 0);
+  delay = clock_.to_time(done) - now;
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
