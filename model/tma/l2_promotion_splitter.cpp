@@ -8,6 +8,9 @@ L2PromotionSplitter::L2PromotionSplitter(sc_core::sc_module_name name, const Arc
     : sc_module(name), req_in("req_in"), mem_out("mem_out"), data_out("data_out"), clock_(arch.sm_clock_mhz),
       line_bytes_(arch.l2.line_bytes), sector_bytes_(arch.l2.sector_bytes) {
   req_in.register_b_transport(this, &L2PromotionSplitter::b_transport);
+  auto is_pow2 = [](uint32_t x) { return x && !(x & (x - 1)); };
+  pow2_ = is_pow2(line_bytes_) && is_pow2(sector_bytes_);
+  if (pow2_) sector_shift_ = static_cast<uint32_t>(__builtin_ctz(sector_bytes_));
 }
 
 void L2PromotionSplitter::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -49,9 +52,10 @@ void L2PromotionSplitter::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_
   // One L2 request per 128-byte line the range touches.
   for (uint32_t off = 0; off < bytes;) {
     const uint64_t a = address + off;
-    const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(bytes - off, line_bytes_ - a % line_bytes_));
+    const uint32_t in_line = line_offset(a);
+    const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(bytes - off, line_bytes_ - in_line));
     MemRequest req = *proto;
-    const uint32_t s0 = (a % line_bytes_) / sector_bytes_, s1 = (a % line_bytes_ + n - 1) / sector_bytes_;
+    const uint32_t s0 = sector_of(in_line), s1 = sector_of(in_line + n - 1);
     req.sector_mask = static_cast<uint8_t>(((1u << (s1 + 1)) - 1) & ~((1u << s0) - 1));
     sectors_requested_ += s1 - s0 + 1;
     ++l2_requests_;
