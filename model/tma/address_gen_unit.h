@@ -14,9 +14,9 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
-#include <utility>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tma/core/arch_config.h"
@@ -121,7 +121,10 @@ class AddressGenUnit : public sc_core::sc_module, public StatsProvider {
     void pop() {
       const size_t r = least();
       runs_[r].pop_front();
-      if (runs_[r].empty()) std::swap(runs_[r], runs_[--live_]);  // the live runs stay first
+      if (runs_[r].empty()) {  // the live runs stay first
+        --live_;
+        if (r != live_) std::swap(runs_[r], runs_[live_]);
+      }
       --size_;
     }
     void push(uint64_t t) {

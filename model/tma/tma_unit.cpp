@@ -83,7 +83,10 @@ void TmaUnit::deliver_completions() {
     // Exactly one notice per destination: never one the unit did not owe.
     auto it = notices_owed_.find(n->completion.op_id);
     invariants_.check(it != notices_owed_.end() && it->second > 0,
-                      [&] { return std::string(name()) + ": duplicate completion of operation " + std::to_string(n->completion.op_id); });
+                      [&] {
+                        return std::string(name()) + ": duplicate completion of operation " +
+                               std::to_string(n->completion.op_id);
+                      });
     if (it != notices_owed_.end() && --it->second == 0) {
       notices_owed_.erase(it);
       ++completed_ops_;
@@ -239,7 +242,9 @@ void TmaUnit::control() {
     const uint64_t start = t;
     local_cycle_ = process(p, t);
     invariants_.check(agu_.outstanding_requests() <= std::max<uint32_t>(1, arch_.tma.max_outstanding_requests),
-                      [&] { return std::string(name()) + ": more requests outstanding than max_outstanding_requests"; });
+                      [&] {
+                        return std::string(name()) + ": more requests outstanding than max_outstanding_requests";
+                      });
     busy_cycles_ += local_cycle_ - start;
     // Temporal decoupling: do not run more than a quantum ahead of SystemC time.
     const uint64_t now = clock_.now_cycles();
