@@ -16,22 +16,19 @@ void BandwidthServer::configure(double bytes_per_cycle, uint32_t window_cycles) 
   shift_ = (window_ & (window_ - 1)) == 0 ? static_cast<uint32_t>(__builtin_ctz(window_)) : kNoShift;
   ring_.assign(64, Window{});
   mask_ = ring_.size() - 1;
-  first_window_ = 0;
+  first_window_ = base_ = 0;
   full_from_ = full_until_ = 0;
 }
 
-BandwidthServer::Window& BandwidthServer::slot(uint64_t w) {
-  if (w - first_window_ >= ring_.size()) {
-    // Grow, keeping each live window at its index modulo the new size.
-    // Sizes stay powers of two, so that a window's slot is a mask, not a division.
-    size_t size = std::max<size_t>(ring_.size() * 2, 1);
-    while (size < w - first_window_ + 1) size *= 2;
-    std::vector<Window> bigger(size);
-    for (uint64_t x = first_window_; x < first_window_ + ring_.size(); ++x) bigger[x & (size - 1)] = ring_[x & mask_];
-    ring_.swap(bigger);
-    mask_ = ring_.size() - 1;
-  }
-  return ring_[w & mask_];
+void BandwidthServer::grow(uint64_t w) {
+  // Keeping each live window at its index modulo the new size.
+  // Sizes stay powers of two, so that a window's slot is a mask, not a division.
+  size_t size = std::max<size_t>(ring_.size() * 2, 1);
+  while (size < w - base_ + 1) size *= 2;
+  std::vector<Window> bigger(size);
+  for (uint64_t x = base_; x < base_ + ring_.size(); ++x) bigger[x & (size - 1)] = ring_[x & mask_];
+  ring_.swap(bigger);
+  mask_ = ring_.size() - 1;
 }
 
 uint64_t BandwidthServer::serve(uint64_t cycle, uint64_t bytes) {
@@ -78,14 +75,17 @@ uint64_t BandwidthServer::serve(uint64_t cycle, uint64_t bytes) {
   }
 }
 
-void BandwidthServer::retire_before(uint64_t cycle) {
-  const uint64_t w = window_of(cycle);
-  if (w <= first_window_) return;
+void BandwidthServer::retire(uint64_t w) {
   if (full_from_ < w) full_from_ = std::min(w, full_until_);
-  // Clear the retired windows' slots so they can be reused by future windows.
-  const uint64_t n = std::min<uint64_t>(w - first_window_, ring_.size());
-  for (uint64_t x = 0; x < n; ++x) ring_[(first_window_ + x) & mask_] = Window{};
   first_window_ = w;
+  if (w > base_) release_below(w);
+}
+
+void BandwidthServer::release_below(uint64_t w) {
+  // Clear the released windows' slots so they can be reused by future windows.
+  const uint64_t n = std::min<uint64_t>(w - base_, ring_.size());
+  for (uint64_t x = 0; x < n; ++x) ring_[(base_ + x) & mask_] = Window{};
+  base_ = w;
 }
 
 }  // namespace tma

@@ -8,6 +8,7 @@
 // most one window of timing error and never capacity.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
@@ -25,8 +26,19 @@ class BandwidthServer {
   // Bytes served in total and cycles with any traffic (for utilisation).
   uint64_t bytes_served() const { return bytes_served_; }
   double bytes_per_cycle() const { return bytes_per_cycle_; }
-  // Windows before `cycle` are settled; forget them (keeps memory bounded).
-  void retire_before(uint64_t cycle);
+  // Windows before `cycle` are settled; forget them (keeps memory bounded). A request arriving
+  // before them is booked at the oldest open window.
+  void retire_before(uint64_t cycle) {
+    if (window_of(cycle) > first_window_) retire(window_of(cycle));  // inline: mostly nothing to do
+  }
+  // The caller promises that no request will arrive before `cycle` (its SystemC time: every
+  // arrival is at or after it). The windows before it are never read again, so their memory is
+  // reused; unlike retire_before this changes no result, and it keeps a server whose settled
+  // horizon is long (DRAM's banks: 100,000 cycles) from holding a ring of thousands of windows
+  // that the host's caches miss on.
+  void forget_before(uint64_t cycle) {
+    if (window_of(cycle) > base_) release_below(window_of(cycle));
+  }
 
  private:
   double bytes_per_cycle_ = 1;
@@ -44,12 +56,20 @@ class BandwidthServer {
   struct Window {
     double booked = 0, frontier = 0, last_arrival = 0;
   };
-  // Windows [first_window_, first_window_ + ring_.size()), kept in a ring indexed by window
-  // number; it grows when a request reaches further ahead.
-  uint64_t first_window_ = 0;
+  // Windows [base_, base_ + ring_.size()), kept in a ring indexed by window number; it grows when
+  // a request reaches further ahead. first_window_ is the oldest open window (retire_before);
+  // base_ >= first_window_ also drops windows forget_before says nothing will arrive in.
+  uint64_t first_window_ = 0, base_ = 0;
   std::vector<Window> ring_;
   uint64_t mask_ = 63;  // ring_.size() - 1 (the size is a power of two)
-  Window& slot(uint64_t w);
+  Window& slot(uint64_t w) {
+    assert(w >= base_ && "a request arrived before forget_before's cycle");
+    if (w - base_ >= ring_.size()) grow(w);
+    return ring_[w & mask_];
+  }
+  void grow(uint64_t w);
+  void retire(uint64_t w);
+  void release_below(uint64_t w);  // clears the slots of windows before w, moves base_ to w
   uint64_t bytes_served_ = 0;
   // Windows [full_from_, full_until_) are known to be full: a request arriving in them starts
   // at full_until_ without walking them (a busy server's backlog grows at its end).

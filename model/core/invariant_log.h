@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace tma {
@@ -14,15 +15,24 @@ class InvariantLog {
  public:
   void check(bool ok, const std::string& what) {
     ++checks_;
-    if (ok) return;
-    ++violations_;
-    if (first_.size() < 20) first_.push_back(what);
+    if (!ok) violated(what);
+  }
+  // The same, the message made only when the check fails (a callable returning it): the checks
+  // made per operation would otherwise build a string each time.
+  template <typename Message, typename = std::enable_if_t<std::is_invocable_r_v<std::string, Message>>>
+  void check(bool ok, Message&& what) {
+    ++checks_;
+    if (!ok) violated(what());
   }
   uint64_t checks() const { return checks_; }
   uint64_t violations() const { return violations_; }
   const std::vector<std::string>& first_violations() const { return first_; }
 
  private:
+  void violated(const std::string& what) {
+    ++violations_;
+    if (first_.size() < 20) first_.push_back(what);
+  }
   uint64_t checks_ = 0, violations_ = 0;
   std::vector<std::string> first_;
 };

@@ -130,6 +130,16 @@ struct SmemDelivery : tlm::tlm_extension<SmemDelivery> {
   uint16_t cta_mask = 0;           // multicast destinations (0: own CTA)
   std::vector<SmemPiece> pieces;
 
+  // Every field but the pieces (a splitter sends one delivery per line with its own pieces).
+  void copy_header(const SmemDelivery& d) {
+    op_id = d.op_id;
+    smem_base = d.smem_base;
+    swizzle = d.swizzle;
+    atom = d.atom;
+    dtype = d.dtype;
+    oob_fill = d.oob_fill;
+    cta_mask = d.cta_mask;
+  }
   tlm::tlm_extension_base* clone() const override { return new SmemDelivery(*this); }
   void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const SmemDelivery&>(e); }
 };

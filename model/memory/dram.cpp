@@ -45,7 +45,7 @@ bool Dram::page_open(Bank& bank, uint64_t page, uint64_t cycle) {
   return false;
 }
 
-uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, bool background) {
+uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t now, bool background) {
   const uint64_t nch = channels_.size(), nbank = std::max<uint32_t>(1, cfg_.banks);
   const uint64_t chunk = address / cfg_.interleave_bytes;
   const uint64_t channel = nch > 1 ? mix(chunk) % nch : 0;
@@ -68,6 +68,7 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, bool bac
     // Settle the bank's old windows first: a bank first used late in a long run must not book
     // from window 0 (its window ring would grow to the whole run).
     bank.busy.retire_before(settled);
+    bank.busy.forget_before(now);  // else its ring spans the 100,000 settled cycles (host cache misses)
     bank_done = bank.busy.serve(cycle, bytes + opening);
     const uint64_t transfer = static_cast<uint64_t>(std::ceil(bytes / rate));
     start = std::max(cycle, bank_done > transfer ? bank_done - transfer : 0);
@@ -92,9 +93,13 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, bool bac
     done = demand_channels_[channel].serve(start + cfg_.background_max_wait_cycles, channel_bytes);
     ++aged_background_;
   }
-  if (cfg_.background_promoted_fills) demand_channels_[channel].retire_before(settled);
+  if (cfg_.background_promoted_fills) {
+    demand_channels_[channel].retire_before(settled);
+    demand_channels_[channel].forget_before(now);
+  }
   if (hold) done = std::max(done, bank_done);
   channels_[channel].retire_before(settled);
+  channels_[channel].forget_before(now);
   return done;
 }
 
@@ -107,7 +112,9 @@ bool Dram::slow_page(uint64_t page) const {
 // A read returns when its data is out (bandwidth and banks) plus the access latency; a write-back
 // is posted: it returns when DRAM has taken it (bandwidth and banks), without the latency.
 void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
-  const uint64_t t = clock_.to_cycles(sc_core::sc_time_stamp() + delay);
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const uint64_t t = clock_.to_cycles(now + delay);
+  const uint64_t now_cycle = clock_.to_cycles(now);  // no arrival is before it (delays are not negative)
   const uint64_t address = gp.get_address();
   const uint64_t bytes = gp.get_data_length();
   const DramFillClass* fill_class = gp.get_extension<DramFillClass>();
@@ -117,7 +124,7 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   for (uint64_t off = 0; off < bytes;) {  // split at interleave boundaries
     const uint64_t a = address + off;
     const uint64_t n = std::min(bytes - off, cfg_.interleave_bytes - a % cfg_.interleave_bytes);
-    served = std::max(served, access(a, n, t, background));
+    served = std::max(served, access(a, n, t, now_cycle, background));
     off += n;
   }
   ++accesses_;

@@ -41,7 +41,8 @@ class Dram : public sc_core::sc_module, public StatsProvider {
   // One access within one interleave chunk: returns the cycle its last byte is out. With
   // background_promoted_fills a background read queues behind everything booked, a demand read
   // only behind other demand reads.
-  uint64_t access(uint64_t address, uint64_t bytes, uint64_t cycle, bool background);
+  // `now`: SystemC time in cycles (nothing arrives before it: the servers may forget it).
+  uint64_t access(uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t now, bool background);
   bool slow_page(uint64_t page) const;  // DramConfig::slow_read_fraction
 
   CycleClock clock_;

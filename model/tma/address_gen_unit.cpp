@@ -321,11 +321,17 @@ void AddressGenUnit::plan_store(const AguCommand& c, Plan& plan) const {
 uint64_t AddressGenUnit::next_issue_slot(uint64_t earliest) {
   uint64_t t = std::max(earliest, last_issue_cycle_);
   if (t == last_issue_cycle_ && issued_in_cycle_ >= std::max<uint32_t>(1, cfg_.agu_requests_per_cycle)) ++t;
-  while (!outstanding_.empty() && outstanding_.top() <= t) outstanding_.pop();
-  if (outstanding_.size() >= std::max<uint32_t>(1, cfg_.max_outstanding_requests)) {
-    t = std::max(t, outstanding_.top());
-    outstanding_.pop();
-    ++budget_stalls_;
+  // Completions up to t are taken out only when the budget may be reached: t only grows, so one
+  // left in is taken out by a later drain, and while the queue (finished ones included) is below
+  // the budget, the requests truly outstanding are too. The same stalls, drained in batches.
+  const uint32_t budget = std::max<uint32_t>(1, cfg_.max_outstanding_requests);
+  if (outstanding_.size() >= budget) {
+    while (!outstanding_.empty() && outstanding_.top() <= t) outstanding_.pop();
+    if (outstanding_.size() >= budget) {
+      t = std::max(t, outstanding_.top());
+      outstanding_.pop();
+      ++budget_stalls_;
+    }
   }
   if (t != last_issue_cycle_) issued_in_cycle_ = 0;
   last_issue_cycle_ = t;
@@ -350,6 +356,7 @@ void AddressGenUnit::run_load(AguCommand& c, const Plan& plan, uint64_t& t) {
   d.dtype = m.dtype;
   d.oob_fill = m.oob_fill;
   d.cta_mask = c.cmd.cta_mask;
+  const sc_core::sc_time now = sc_core::sc_time_stamp();  // no wait on the path: it does not move
   auto send = [&](uint64_t address, uint32_t bytes, uint64_t at) {
     req_gp_.set_command(tlm::TLM_READ_COMMAND);
     req_gp_.set_address(address);
@@ -358,9 +365,9 @@ void AddressGenUnit::run_load(AguCommand& c, const Plan& plan, uint64_t& t) {
     req_gp_.set_data_length(bytes);
     ScopedExtension<MemRequest> e1(req_gp_, &proto);
     ScopedExtension<SmemDelivery> e2(req_gp_, &d);
-    sc_core::sc_time dl = clock_.to_time(at) - sc_core::sc_time_stamp();
+    sc_core::sc_time dl = clock_.to_time(at) - now;
     req_out->b_transport(req_gp_, dl);
-    const uint64_t done = clock_.to_cycles(sc_core::sc_time_stamp() + dl);
+    const uint64_t done = clock_.to_cycles(now + dl);
     c.done_cycle = std::max(c.done_cycle, done);
     return done;
   };

@@ -13,8 +13,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tma/core/arch_config.h"
@@ -56,6 +58,8 @@ class AddressGenUnit : public sc_core::sc_module, public StatsProvider {
 
   AddressGenUnit(sc_core::sc_module_name name, const ArchConfig& arch, int sm);
   void collect_stats(StatsRecord& out) const override;
+  // Requests issued whose completion has not been taken out yet: at least those outstanding at the
+  // unit's issue cycle, at most the budget (next_issue_slot drains finished ones lazily).
   size_t outstanding_requests() const { return outstanding_.size(); }
 
  private:
@@ -102,54 +106,94 @@ class AddressGenUnit : public sc_core::sc_module, public StatsProvider {
   uint32_t smem_capacity_;
   int sm_;
   uint64_t issued_in_cycle_ = 0, last_issue_cycle_ = 0;
-  // The outstanding requests' completion cycles, smallest first: a radix heap. The unit takes out
-  // every completion up to its issue cycle, which only grows, and a request completes no earlier
-  // than its issue, so no value pushed is below the last taken out: values are kept in buckets by
-  // the highest bit in which they differ from it, and a bucket is split only when it is reached.
-  // A binary heap sifted through 9 levels of 512 on every pop (7% of the GEMM point); a sorted
-  // deque paid for the hits that overtake misses (8192^3). Same multiset, same top and size.
+  // The outstanding requests' completion cycles, smallest first, as a few sorted runs (patience
+  // sorting): a completion joins the first run whose last value is not above it, so each run stays
+  // sorted and the smallest is the least of the runs' fronts. A unit's completions come nearly in
+  // issue order (issue cycle plus a latency of a few kinds: hits, misses), so there are one to a
+  // few runs and push and pop look at each once. A radix heap (before) redistributed each value
+  // several times (5% of the GEMM); a binary heap sifted 9 levels per pop (7%); one sorted deque
+  // paid a shift for every hit that overtook misses. Same multiset, same top and size.
   class CompletionQueue {
    public:
     bool empty() const { return size_ == 0; }
     size_t size() const { return size_; }
-    uint64_t top() {
-      settle();
-      return last_;
-    }
+    uint64_t top() const { return runs_[least()].front(); }
     void pop() {
-      settle();
-      buckets_[0].pop_back();
+      const size_t r = least();
+      runs_[r].pop_front();
+      if (runs_[r].empty()) {  // the live runs stay first
+        --live_;
+        if (r != live_) std::swap(runs_[r], runs_[live_]);
+      }
       --size_;
     }
     void push(uint64_t t) {
-      if (t < last_) rebase(t);  // not expected (see above); kept exact all the same
-      buckets_[bucket(t)].push_back(t);
       ++size_;
+      for (size_t r = 0; r < live_; ++r)
+        if (runs_[r].back() <= t) {
+          runs_[r].push_back(t);
+          return;
+        }
+      if (live_ < kMaxRuns) {
+        if (live_ == runs_.size()) runs_.emplace_back();
+        runs_[live_++].push_back(t);  // an empty run kept from before, or a new one
+        return;
+      }
+      runs_.front().insert_sorted(t);  // many runs already (not expected)
     }
 
    private:
-    int bucket(uint64_t t) const { return t == last_ ? 0 : 64 - __builtin_clzll(t ^ last_); }
-    // Makes bucket 0 hold the smallest values (equal to last_). Needs a value.
-    void settle() {
-      if (!buckets_[0].empty()) return;
-      size_t i = 1;
-      while (buckets_[i].empty()) ++i;
-      last_ = *std::min_element(buckets_[i].begin(), buckets_[i].end());
-      for (uint64_t t : buckets_[i]) buckets_[bucket(t)].push_back(t);
-      buckets_[i].clear();
-    }
-    void rebase(uint64_t t) {
-      std::vector<uint64_t> all;
-      for (auto& b : buckets_) {
-        all.insert(all.end(), b.begin(), b.end());
-        b.clear();
+    // One sorted run: a ring of a power-of-two capacity (kept when it empties: no allocation
+    // once the unit has warmed up).
+    struct Run {
+      std::vector<uint64_t> v;
+      size_t head = 0, count = 0;
+      bool empty() const { return count == 0; }
+      uint64_t front() const { return v[head]; }
+      uint64_t back() const { return v[(head + count - 1) & (v.size() - 1)]; }
+      void pop_front() {
+        head = (head + 1) & (v.size() - 1);
+        --count;
       }
-      last_ = t;
-      for (uint64_t v : all) buckets_[bucket(v)].push_back(v);
+      void push_back(uint64_t t) {
+        if (count == v.size()) reshape(std::max<size_t>(16, 2 * v.size()));
+        v[(head + count) & (v.size() - 1)] = t;
+        ++count;
+      }
+      void insert_sorted(uint64_t t) {
+        std::vector<uint64_t> all = values();
+        all.insert(std::upper_bound(all.begin(), all.end(), t), t);
+        reshape_from(all);
+      }
+      std::vector<uint64_t> values() const {
+        std::vector<uint64_t> all(count);
+        for (size_t i = 0; i < count; ++i) all[i] = v[(head + i) & (v.size() - 1)];
+        return all;
+      }
+      void reshape(size_t capacity) {
+        std::vector<uint64_t> all = values();
+        v.assign(capacity, 0);
+        std::copy(all.begin(), all.end(), v.begin());
+        head = 0;
+      }
+      void reshape_from(const std::vector<uint64_t>& all) {
+        size_t capacity = std::max<size_t>(16, v.size());
+        while (capacity < all.size()) capacity *= 2;
+        v.assign(capacity, 0);
+        std::copy(all.begin(), all.end(), v.begin());
+        head = 0;
+        count = all.size();
+      }
+    };
+    static constexpr size_t kMaxRuns = 8;
+    size_t least() const {  // the live run with the smallest front (needs a value)
+      size_t best = 0;
+      for (size_t r = 1; r < live_; ++r)
+        if (runs_[r].front() < runs_[best].front()) best = r;
+      return best;
     }
-    std::array<std::vector<uint64_t>, 65> buckets_;
-    uint64_t last_ = 0;
-    size_t size_ = 0;
+    std::vector<Run> runs_;  // [0, live_) hold values, the rest are empty (their storage kept)
+    size_t live_ = 0, size_ = 0;
   };
   CompletionQueue outstanding_;
   tlm::tlm_generic_payload req_gp_, gather_gp_;

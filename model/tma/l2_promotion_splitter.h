@@ -35,6 +35,14 @@ class L2PromotionSplitter : public sc_core::sc_module, public StatsProvider {
 
   CycleClock clock_;
   uint32_t line_bytes_, sector_bytes_;
+  // Both are powers of two in every architecture file: a mask and a shift then, not divisions
+  // (a variable divisor compiles to a divide instruction, several per line).
+  bool pow2_ = false;
+  uint32_t sector_shift_ = 0;
+  uint32_t line_offset(uint64_t a) const {
+    return static_cast<uint32_t>(pow2_ ? a & (line_bytes_ - 1) : a % line_bytes_);
+  }
+  uint32_t sector_of(uint32_t in_line) const { return pow2_ ? in_line >> sector_shift_ : in_line / sector_bytes_; }
   uint64_t next_free_ = 0;
   RequestTraceSink* trace_ = nullptr;
   int sm_ = 0;  // cycle the splitter can emit its next L2 request

@@ -99,13 +99,14 @@ void SwizzleCrossbar::map_pieces(const SmemDelivery& d, std::vector<SmemChunk>& 
     const uint32_t data = (p.fill ? offset : p.data_offset + data_shift);
     while (done < p.bytes) {
       const uint32_t logical = d.smem_base + p.box_offset + done;
-      const uint32_t n = std::min(p.bytes - done, granule - logical % granule);
+      // granule and rows are powers of two: masks, not the divisions a variable modulo compiles to.
+      const uint32_t n = std::min(p.bytes - done, granule - (logical & (granule - 1)));
       uint32_t physical = logical;
       if (slots) {
         const uint32_t line = logical / 128;
         uint32_t in_cell = logical % 16;
         if (flips && line % 2) in_cell ^= 8;  // the 8-byte halves swap on every other line
-        physical = line * 128 + slots[line % rows][(logical % 128) / 16] * 16u + in_cell;
+        physical = line * 128 + slots[line & (rows - 1)][(logical % 128) / 16] * 16u + in_cell;
       }
       // Field by field: a whole temporary made a 4+4-byte store read back as 8 (a stalled forward).
       SmemChunk& c = chunks.emplace_back();

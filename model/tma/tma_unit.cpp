@@ -49,7 +49,7 @@ void TmaUnit::accept(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   ++accepted_;
   queue_.push_back(Pending{*cmd, clock_.to_cycles(sc_core::sc_time_stamp() + delay)});
   invariants_.check(queue_.size() <= std::max<uint32_t>(1, arch_.tma.command_queue_depth),
-                    std::string(name()) + ": command queue beyond its depth");
+                    [&] { return std::string(name()) + ": command queue beyond its depth"; });
   queued_.notify(sc_core::SC_ZERO_TIME);
   delay += clock_.to_time(1);
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -83,7 +83,10 @@ void TmaUnit::deliver_completions() {
     // Exactly one notice per destination: never one the unit did not owe.
     auto it = notices_owed_.find(n->completion.op_id);
     invariants_.check(it != notices_owed_.end() && it->second > 0,
-                      std::string(name()) + ": duplicate completion of operation " + std::to_string(n->completion.op_id));
+                      [&] {
+                        return std::string(name()) + ": duplicate completion of operation " +
+                               std::to_string(n->completion.op_id);
+                      });
     if (it != notices_owed_.end() && --it->second == 0) {
       notices_owed_.erase(it);
       ++completed_ops_;
@@ -235,11 +238,13 @@ void TmaUnit::control() {
       ++inflight_stalls_;
     }
     invariants_.check(inflight_done_.size() < std::max<uint32_t>(1, arch_.tma.max_inflight_ops),
-                      std::string(name()) + ": more operations in flight than max_inflight_ops");
+                      [&] { return std::string(name()) + ": more operations in flight than max_inflight_ops"; });
     const uint64_t start = t;
     local_cycle_ = process(p, t);
     invariants_.check(agu_.outstanding_requests() <= std::max<uint32_t>(1, arch_.tma.max_outstanding_requests),
-                      std::string(name()) + ": more requests outstanding than max_outstanding_requests");
+                      [&] {
+                        return std::string(name()) + ": more requests outstanding than max_outstanding_requests";
+                      });
     busy_cycles_ += local_cycle_ - start;
     // Temporal decoupling: do not run more than a quantum ahead of SystemC time.
     const uint64_t now = clock_.now_cycles();

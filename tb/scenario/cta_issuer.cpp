@@ -126,12 +126,15 @@ void CtaIssuer::completed(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
   if (c->mbarrier == kBulkMbarrier) {
     ++s.bulk_done;
     s.after_pending.erase(c->op_id);
-    invariants_.check(s.bulk_done <= s.bulk_issued, std::string(name()) + ": more bulk completions than bulk operations");
+    invariants_.check(s.bulk_done <= s.bulk_issued,
+                      [&] { return std::string(name()) + ": more bulk completions than bulk operations"; });
   } else {
     // Each step's mbarrier receives exactly the completions the step expects.
     const bool known = c->mbarrier < s.got.size();
     invariants_.check(known && s.got[c->mbarrier] < s.steps[c->mbarrier]->expected_completions,
-                      std::string(name()) + ": unexpected completion on mbarrier " + std::to_string(c->mbarrier));
+                      [&] {
+                        return std::string(name()) + ": unexpected completion on mbarrier " + std::to_string(c->mbarrier);
+                      });
     if (known) ++s.got[c->mbarrier];
   }
   s.completion_event.notify(sc_core::SC_ZERO_TIME);
