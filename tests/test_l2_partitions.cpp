@@ -5,22 +5,16 @@
 #define BOOST_TEST_MODULE l2_partitions
 #include <boost/test/unit_test.hpp>
 
-#include <systemc>
-#include <tlm_utils/simple_initiator_socket.h>
-
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
-#include <memory>
 #include <string>
 #include <vector>
 
+#include "l2_bench.h"
 #include "tma/config/arch_config_yaml.h"
 #include "tma/config/yaml_reader.h"
-#include "tma/core/tlm_payloads.h"
-#include "tma/memory/dram.h"
-#include "tma/memory/global_memory.h"
-#include "tma/memory/l2_cache.h"
 
 using namespace tma;
 
@@ -49,46 +43,10 @@ ArchConfig arch(std::vector<uint32_t> sm_partition) {
   return a;
 }
 
-struct Driver : sc_core::sc_module {
-  tlm_utils::simple_initiator_socket<Driver> out;
-  explicit Driver(sc_core::sc_module_name n) : sc_module(n), out("out") {}
-  // A 128-byte read by `sm` at `cycle`; returns the cycle its data is back.
-  uint64_t read(uint64_t address, uint64_t cycle, int sm) {
-    unsigned char buf[128];
-    tlm::tlm_generic_payload gp;
-    gp.set_command(tlm::TLM_READ_COMMAND);
-    gp.set_address(address);
-    gp.set_data_ptr(buf);
-    gp.set_data_length(128);
-    MemRequest req;
-    req.access = MemAccess::read;
-    req.sm = sm;
-    ScopedExtension<MemRequest> scoped(gp, &req);
-    sc_core::sc_time delay(static_cast<double>(cycle), sc_core::SC_NS);
-    out->b_transport(gp, delay);
-    return static_cast<uint64_t>((sc_core::sc_time_stamp() + delay).to_seconds() * 1e9 + 0.5);
-  }
-};
-
-struct Bench {
-  GlobalMemory memory;
-  std::unique_ptr<L2Cache> l2;
-  std::unique_ptr<Dram> dram;
-  std::unique_ptr<Driver> driver;
-  Bench(const std::string& name, const ArchConfig& a)
-      : l2(std::make_unique<L2Cache>((name + "_l2").c_str(), a, memory)),
-        dram(std::make_unique<Dram>((name + "_dram").c_str(), a)),
-        driver(std::make_unique<Driver>((name + "_driver").c_str())) {
-    driver->out.bind(l2->in);  // one port: the request names its SM
-    l2->dram_out.bind(dram->in);
-  }
-  double far_requests() const {
-    StatsRecord r;
-    l2->collect_stats(r);
-    for (const auto& [n, v] : r.values())
-      if (n == "far_requests") return v;
-    return -1;
-  }
+// The L2 bench with the far requests it has counted.
+struct Bench : test::L2Bench {
+  using L2Bench::L2Bench;
+  double far_requests() const { return stat(*l2, "far_requests"); }
 };
 
 struct Benches {
@@ -113,11 +71,11 @@ BOOST_AUTO_TEST_CASE(an_sm_reads_through_the_partition_the_map_names) {
     for (uint64_t k = 0; k < 64; ++k) {
       const uint64_t line = 0x10000 + 128 * k, t = 100000 * (k + 1);
       const double before = b->far_requests();
-      b->driver->read(line, t, 0);  // the miss: fills the line
+      b->driver->read(line, 128, 0, t, 0);  // the miss: fills the line
       const bool far_for_sm0 = b->far_requests() > before;
       (far_for_sm0 ? far_for_0 : near_for_0)++;
       const double before_hit = b->far_requests();
-      const uint64_t back = b->driver->read(line, t + 1000, 1);
+      const uint64_t back = b->driver->read(line, 128, 0, t + 1000, 1);
       const bool far_for_sm1 = b->far_requests() > before_hit;
       BOOST_TEST(far_for_sm1 == (same ? false : !far_for_sm0), "line " << k);
       // The hit latency (10) and a cycle each in the slices and on the SM's link; a far line 30

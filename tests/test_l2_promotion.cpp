@@ -10,17 +10,10 @@
 #define BOOST_TEST_MODULE l2_promotion
 #include <boost/test/unit_test.hpp>
 
-#include <systemc>
-#include <tlm_utils/simple_initiator_socket.h>
-
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "tma/memory/dram.h"
-#include "tma/memory/global_memory.h"
-#include "tma/memory/l2_cache.h"
-#include "tma/core/tlm_payloads.h"
+#include "l2_bench.h"
 
 using namespace tma;
 
@@ -53,49 +46,11 @@ ArchConfig l2_arch(uint32_t background_promoted, uint32_t partitions = 1) {
   return a;
 }
 
-struct Driver : sc_core::sc_module {
-  tlm_utils::simple_initiator_socket<Driver> out;
-  explicit Driver(sc_core::sc_module_name n) : sc_module(n), out("out") {}
-  // A read of `bytes` at `cycle` with the given promotion; returns the cycle its data is back.
-  uint64_t read(uint64_t address, uint32_t bytes, uint32_t promotion, uint64_t cycle, int sm = 0) {
-    unsigned char buf[256];
-    tlm::tlm_generic_payload gp;
-    gp.set_command(tlm::TLM_READ_COMMAND);
-    gp.set_address(address);
-    gp.set_data_ptr(buf);
-    gp.set_data_length(bytes);
-    MemRequest req;
-    req.access = MemAccess::read;
-    req.promotion_bytes = promotion;
-    req.sm = sm;
-    ScopedExtension<MemRequest> scoped(gp, &req);
-    sc_core::sc_time delay(static_cast<double>(cycle), sc_core::SC_NS);
-    out->b_transport(gp, delay);
-    return static_cast<uint64_t>((sc_core::sc_time_stamp() + delay).to_seconds() * 1e9 + 0.5);
-  }
-};
-
-struct Bench {
-  GlobalMemory memory;
-  std::unique_ptr<L2Cache> l2;
-  std::unique_ptr<Dram> dram;
-  std::unique_ptr<Driver> driver;
+// The L2 bench of these tests: the round-number architecture above, or one of its variants.
+struct Bench : test::L2Bench {
   Bench(const std::string& name, uint32_t background_promoted, uint32_t partitions = 1)
-      : Bench(name, l2_arch(background_promoted, partitions)) {}
-  Bench(const std::string& name, const ArchConfig& arch)
-      : l2(std::make_unique<L2Cache>((name + "_l2").c_str(), arch, memory)),
-        dram(std::make_unique<Dram>((name + "_dram").c_str(), arch)),
-        driver(std::make_unique<Driver>((name + "_driver").c_str())) {
-    driver->out.bind(l2->in);
-    l2->dram_out.bind(dram->in);
-  }
-  double stat(const StatsProvider& p, const std::string& name) const {
-    StatsRecord r;
-    p.collect_stats(r);
-    for (const auto& [n, v] : r.values())
-      if (n == name) return v;
-    return -1;
-  }
+      : L2Bench(name, l2_arch(background_promoted, partitions)) {}
+  Bench(const std::string& name, const ArchConfig& arch) : L2Bench(name, arch) {}
 };
 
 struct Benches {
