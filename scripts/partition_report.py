@@ -8,16 +8,19 @@ GPCs each partition holds; from tests/calibration/{h100,h200}/partition_*.csv an
 Each SM read the same 256 lines (a chain of 16 dependent ld.global.cg loads per line, so a line's
 time is 16 latencies): a line is homed where most SMs of one group reach it sooner. The groups are
 the map's (partition_map.csv: the sign of each SM's latency correlation with SM 0's). Standard
-library only.
+library only (and the project's mechanisms_report.py).
 """
 import argparse
 import csv
 import gzip
 import os
 import statistics
+import sys
 from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import mechanisms_report as mr  # noqa: E402  (gpc_of_sm)
 CHAIN = 16  # dependent loads per line in partition.cu
 
 
@@ -49,25 +52,10 @@ def topology(gpu):
 
 
 def gpcs(gpu):
-    """GPCs as the CTAs of clusters show them (placement.csv): SMs that shared a cluster share a GPC."""
-    parent = {}
-
-    def find(x):
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            x = parent[x]
-        return x
-
-    clusters = defaultdict(list)
-    for r in csv.DictReader(open(os.path.join(ROOT, "tests/calibration", gpu, "placement.csv"))):
-        if r["mode"] == "cluster":
-            clusters[(r["cluster_size"], r["repeat"], r["cluster"])].append(int(r["smid"]))
-    for sms in clusters.values():
-        for s in sms[1:]:
-            parent[find(s)] = find(sms[0])
+    """GPCs as the CTAs of clusters show them (placement.csv, mechanisms_report.gpc_of_sm): lists of SMs."""
     out = defaultdict(list)
-    for s in sorted(parent):
-        out[find(s)].append(s)
+    for sm, gpc in sorted(mr.gpc_of_sm(os.path.join(ROOT, "tests/calibration", gpu, "placement.csv")).items()):
+        out[gpc].append(sm)
     return sorted(out.values(), key=lambda v: v[0])
 
 
