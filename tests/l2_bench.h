@@ -1,6 +1,6 @@
-// An L2 and a DRAM driven directly, at chosen cycles, once the design is elaborated: a driver
-// that reads as a given SM with a given promotion, and the statistics each module reports
-// (test_l2_promotion, test_l2_partitions).
+// An L2 and a DRAM driven directly, at chosen cycles, once the design is elaborated: an
+// architecture of round numbers, a driver that reads as a given SM with a given promotion, and the
+// statistics each module reports (test_l2_promotion, test_l2_partitions).
 #pragma once
 
 #include <systemc>
@@ -15,6 +15,31 @@
 #include "tma/memory/l2_cache.h"
 
 namespace tma::test {
+
+// Round numbers: 1 GHz; an L2 hit takes 10 cycles and its links are wide; DRAM moves 32 bytes a
+// cycle with 100 cycles of latency, one bank whose pages stay open, no row-miss cost.
+inline ArchConfig round_number_l2_arch(uint32_t background_promoted, uint32_t partitions = 1) {
+  ArchConfig a;
+  a.sm_clock_mhz = 1000;
+  a.sim.bandwidth_window_cycles = 1;
+  a.l2.capacity_bytes = 1 << 20;
+  a.l2.ways = 16;
+  a.l2.line_bytes = 128;
+  a.l2.sector_bytes = 32;
+  a.l2.hit_latency = 10;
+  a.l2.bytes_per_cycle = 4096;
+  a.l2.sm_port_bytes_per_cycle = 4096;
+  a.l2.partitions = partitions;
+  a.dram.bytes_per_cycle = 32;
+  a.dram.latency = 100;
+  a.dram.channels = 1;
+  a.dram.banks = 1;
+  a.dram.page_bytes = 4096;
+  a.dram.row_miss_cycles = 0;
+  a.dram.scheduler_window_cycles = 100000;
+  a.dram.background_promoted_fills = background_promoted;
+  return a;
+}
 
 struct L2Driver : sc_core::sc_module {
   tlm_utils::simple_initiator_socket<L2Driver> out;

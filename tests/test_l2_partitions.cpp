@@ -22,24 +22,12 @@ int sc_main(int, char**) { return 0; }
 
 namespace {
 
-// 1 GHz; an L2 hit takes 10 cycles, far lines 30 more; wide links; DRAM 100 cycles.
+// The round-number L2 (a hit in 10 cycles) with two partitions, far lines 30 cycles more, and
+// each SM's partition as `sm_partition` says (empty: SM % 2).
 ArchConfig arch(std::vector<uint32_t> sm_partition) {
-  ArchConfig a;
-  a.sm_clock_mhz = 1000;
-  a.sim.bandwidth_window_cycles = 1;
-  a.l2.capacity_bytes = 1 << 20;
-  a.l2.hit_latency = 10;
-  a.l2.bytes_per_cycle = 1 << 16;
-  a.l2.sm_port_bytes_per_cycle = 1 << 16;
-  a.l2.crossbar_bytes_per_cycle = 1 << 16;
-  a.l2.partitions = 2;
+  ArchConfig a = test::round_number_l2_arch(0, 2);
   a.l2.far_latency = 30;
   a.l2.sm_partition = std::move(sm_partition);
-  a.dram.bytes_per_cycle = 1024;
-  a.dram.latency = 100;
-  a.dram.banks = 1;
-  a.dram.page_bytes = 1 << 20;
-  a.dram.row_miss_cycles = 0;
   return a;
 }
 
@@ -63,8 +51,9 @@ Benches& benches() {
 
 BOOST_AUTO_TEST_CASE(an_sm_reads_through_the_partition_the_map_names) {
   // Each line is filled by SM 0, then read by SM 1 from the L2 (a hit): a far hit comes back
-  // 30 cycles after a near one. With both SMs in partition 0, SM 1's far lines are SM 0's; with
-  // SM 1 in partition 1, they are the others.
+  // 31 cycles after a near one. With both SMs in partition 0, SM 1 reaches every line near (its
+  // home, or the copy SM 0's far read left in partition 0); with SM 1 in partition 1, its far
+  // lines are those SM 0 found near.
   for (Bench* b : {&benches().same, &benches().apart}) {
     const bool same = b == &benches().same;
     int near_for_0 = 0, far_for_0 = 0;

@@ -21,35 +21,10 @@ int sc_main(int, char**) { return 0; }
 
 namespace {
 
-// Round numbers: 1 GHz; an L2 hit takes 10 cycles and its links are wide; DRAM moves 32 bytes a
-// cycle with 100 cycles of latency, one bank whose pages stay open, no row-miss cost.
-ArchConfig l2_arch(uint32_t background_promoted, uint32_t partitions = 1) {
-  ArchConfig a;
-  a.sm_clock_mhz = 1000;
-  a.sim.bandwidth_window_cycles = 1;
-  a.l2.capacity_bytes = 1 << 20;
-  a.l2.ways = 16;
-  a.l2.line_bytes = 128;
-  a.l2.sector_bytes = 32;
-  a.l2.hit_latency = 10;
-  a.l2.bytes_per_cycle = 4096;
-  a.l2.sm_port_bytes_per_cycle = 4096;
-  a.l2.partitions = partitions;
-  a.dram.bytes_per_cycle = 32;
-  a.dram.latency = 100;
-  a.dram.channels = 1;
-  a.dram.banks = 1;
-  a.dram.page_bytes = 4096;
-  a.dram.row_miss_cycles = 0;
-  a.dram.scheduler_window_cycles = 100000;
-  a.dram.background_promoted_fills = background_promoted;
-  return a;
-}
-
 // The L2 bench of these tests: the round-number architecture above, or one of its variants.
 struct Bench : test::L2Bench {
   Bench(const std::string& name, uint32_t background_promoted, uint32_t partitions = 1)
-      : L2Bench(name, l2_arch(background_promoted, partitions)) {}
+      : L2Bench(name, test::round_number_l2_arch(background_promoted, partitions)) {}
   Bench(const std::string& name, const ArchConfig& arch) : L2Bench(name, arch) {}
 };
 
@@ -57,24 +32,24 @@ struct Benches {
   Bench fifo{"fifo", 0}, priority{"priority", 1}, partitioned{"partitioned", 0, 2};
   // Two partitions joined by a crossbar that moves 4 bytes a cycle.
   Bench narrow_crossbar{"narrow_crossbar", [] {
-    ArchConfig a = l2_arch(0, 2);
+    ArchConfig a = test::round_number_l2_arch(0, 2);
     a.l2.crossbar_bytes_per_cycle = 4;
     return a;
   }()};
   // A 64-byte fetch granularity (the GPU's default), one partition and two.
   Bench fetch64{"fetch64", [] {
-    ArchConfig a = l2_arch(1);
+    ArchConfig a = test::round_number_l2_arch(1);
     a.l2.fetch_granularity_bytes = 64;
     return a;
   }()};
   Bench fetch64_partitioned{"fetch64_partitioned", [] {
-    ArchConfig a = l2_arch(0, 2);
+    ArchConfig a = test::round_number_l2_arch(0, 2);
     a.l2.fetch_granularity_bytes = 64;
     return a;
   }()};
   // One tag lookup a cycle.
   Bench lookup_bound{"lookup_bound", [] {
-    ArchConfig a = l2_arch(0);
+    ArchConfig a = test::round_number_l2_arch(0);
     a.l2.tag_lookups_per_cycle = 1;
     return a;
   }()};
