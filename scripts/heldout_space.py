@@ -67,7 +67,7 @@ def space_scenario(r, tiles_per_sm, whole=False, ctas="real"):
                                per_sm, 1)
     text = text.replace("l2_warm: false\n", "l2_state: %s\n" % r["l2_state"])
     sets = ["workload.compute_cycles=%d" % CONSUMER_CYCLES]
-    grid = int(r.get("grid") or 132 * cps)
+    grid = int(r["grid"])
     if grid < 132 * cps:
         sets.append("sms=%d" % grid)
     elif cps > 1:
