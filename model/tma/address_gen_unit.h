@@ -156,28 +156,22 @@ class AddressGenUnit : public sc_core::sc_module, public StatsProvider {
         --count;
       }
       void push_back(uint64_t t) {
-        if (count == v.size()) reshape(std::max<size_t>(16, 2 * v.size()));
+        if (count == v.size()) refill(values(), std::max<size_t>(16, 2 * v.size()));
         v[(head + count) & (v.size() - 1)] = t;
         ++count;
       }
       void insert_sorted(uint64_t t) {
         std::vector<uint64_t> all = values();
         all.insert(std::upper_bound(all.begin(), all.end(), t), t);
-        reshape_from(all);
+        refill(all, std::max<size_t>(16, v.size()));
       }
       std::vector<uint64_t> values() const {
         std::vector<uint64_t> all(count);
         for (size_t i = 0; i < count; ++i) all[i] = v[(head + i) & (v.size() - 1)];
         return all;
       }
-      void reshape(size_t capacity) {
-        std::vector<uint64_t> all = values();
-        v.assign(capacity, 0);
-        std::copy(all.begin(), all.end(), v.begin());
-        head = 0;
-      }
-      void reshape_from(const std::vector<uint64_t>& all) {
-        size_t capacity = std::max<size_t>(16, v.size());
+      // The ring anew with `all` in order, at `capacity` (doubled until they fit).
+      void refill(const std::vector<uint64_t>& all, size_t capacity) {
         while (capacity < all.size()) capacity *= 2;
         v.assign(capacity, 0);
         std::copy(all.begin(), all.end(), v.begin());
