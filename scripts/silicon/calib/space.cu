@@ -46,6 +46,7 @@ struct SpPoint {
   int cps = 1;  // CTAs per SM
   L2State state = L2State::clean;
   int grid_ctas = 0;  // 0: SMs x cps; else this many CTAs (group load: the DRAM less busy)
+  int sync_every = 0;  // group sync: every CTA's producer waits for all others every this many tiles (0: never)
   int swizzle() const { return inner >= 256 || inner < 32 ? 0 : inner; }
   unsigned tile_bytes() const { return (unsigned)(inner * rows); }
   size_t tensor_bytes() const { return (size_t)size_mb << 20; }
@@ -137,6 +138,28 @@ std::vector<SpPoint> make_points() {
   add("cta", 16, 128, 256, 0, false, 4, 1, L2State::warm);
   add("cta", 256, 128, 64, 0, false, 4, 1, L2State::clean);
   add("cta", 256, 32, 256, 0, true, 4, 2, L2State::clean);
+  // sync (appended after cta): are the second DRAM reads of tall narrow streams caused by CTAs
+  // drifting apart (some SMs served faster when the L2 is saturated), so that the CTAs sharing a
+  // line ask for it further apart than the L2 keeps it? The same streams with every producer held
+  // at a grid-wide barrier every `sync_every` tiles: in step, a line's sectors are asked for close
+  // together again.
+  for (int sync : {0, 1, 4, 16})
+    for (int l2 : {0, 128}) {
+      add("sync", 256, 32, 256, l2, true, 4, 2, L2State::clean);
+      v.back().sync_every = sync;
+    }
+  for (int sync : {0, 4}) {
+    add("sync", 256, 32, 256, 128, false, 4, 2, L2State::clean);
+    v.back().sync_every = sync;
+    add("sync", 256, 32, 256, 128, true, 8, 2, L2State::clean);
+    v.back().sync_every = sync;
+  }
+  // capacity (appended after sync): the L2's reach for a kernel that reads again what it read
+  // before (l2_state warm: the same stream ran just before): 16-64 MB tensors of 128 B x 64 tiles,
+  // both orders. LRU keeps all of a tensor smaller than what the L2 holds and none of a larger one
+  // read in the same order; other replacement keeps some; copies of far lines take room.
+  for (int mb : {16, 24, 32, 40, 48, 56, 64})
+    for (bool col : {false, true}) add("capacity", mb, 128, 64, 0, col, 4, 1, L2State::warm);
   return v;
 }
 
@@ -146,7 +169,8 @@ std::vector<size_t> traffic_points(const std::vector<SpPoint>& pts) {
   std::vector<size_t> t;
   for (size_t i = 0; i < pts.size(); ++i) {
     const SpPoint& p = pts[i];
-    if (p.group == "state" || p.group == "load" || p.group == "inflight" || p.group == "fills" || (p.group == "tall" && p.cps == 2 && p.state == L2State::clean) ||
+    if (p.group == "state" || p.group == "load" || p.group == "inflight" || p.group == "fills" || p.group == "sync" ||
+        p.group == "capacity" || (p.group == "tall" && p.cps == 2 && p.state == L2State::clean) ||
         (p.group == "grid" && p.inner >= 32 && p.inner <= 128 && (p.rows == 64 || p.rows == 256)))
       t.push_back(i);
   }
@@ -171,7 +195,20 @@ struct SpArgs {
   Span* span;
   unsigned long long* cta_log;  // --cta-times: [cta] start, end (globaltimer), else null
   unsigned* cta_sm;             // --cta-times: each CTA's %smid
+  int sync_every;               // group sync (0: off)
+  unsigned* barrier;            // group sync: producers arrived, reset before each launch
 };
+
+// Group sync: the producer's wait for every CTA's producer to reach tile j (a multiple of
+// sync_every below every CTA's tile count, so that all of them get there). False on timeout.
+__device__ __forceinline__ bool grid_barrier(const SpArgs& a, long long j) {
+  const unsigned target = gridDim.x * (unsigned)(j / a.sync_every);
+  atomicAdd(a.barrier, 1u);
+  const long long t0 = clock64();
+  while (*(volatile unsigned*)a.barrier < target)
+    if ((unsigned long long)(clock64() - t0) > a.timeout_cycles) return false;
+  return true;
+}
 
 // One CTA's share of the stream (see bandwidth.cu for why the roles sit in two single lanes).
 __device__ __forceinline__ void stream_body(const CUtensorMap* map, const SpArgs& a) {
@@ -209,8 +246,13 @@ __device__ __forceinline__ void stream_body(const CUtensorMap* map, const SpArgs
     }
     int s = 0;
     unsigned k = 0;
+    const long long synced = a.sync_every ? a.total / gridDim.x : 0;  // tiles every CTA has
     for (long long j = 0; j < cnt; ++j) {
       if (j >= a.stages && !mbar_wait(smem_u32(&empty[s]), (k - 1) & 1, a.timeout_cycles)) {
+        atomicAdd(a.err, 1u);
+        break;
+      }
+      if (a.sync_every && j > 0 && j < synced && j % a.sync_every == 0 && !grid_barrier(a, j)) {
         atomicAdd(a.err, 1u);
         break;
       }
@@ -269,17 +311,18 @@ struct State {
   unsigned* err = nullptr;
   ClockRec* clk = nullptr;
   Span* span = nullptr;
+  unsigned* barrier = nullptr;
 };
 State S;
 
 std::vector<std::string> params_of(const SpPoint& p) {
   return {p.group,        I(p.size_mb), I(p.row_bytes), I(p.inner), I(p.rows), I(p.tile_bytes()),
           swz_name(p.swizzle()), l2_name(p.l2), p.col_major ? "col" : "row", I(p.stages), I(p.cps),
-          state_name(p.state)};
+          state_name(p.state), I(p.sync_every)};
 }
 const std::vector<std::string> kParamCols = {"group", "tensor_mb",    "row_bytes", "inner_bytes", "rows",
                                              "tile_bytes", "swizzle", "l2_promotion", "order", "stages",
-                                             "ctas_per_sm", "l2_state"};
+                                             "ctas_per_sm", "l2_state", "sync_every"};
 
 void alloc() {
   CK(cudaMalloc(&S.tensor, kTensorMax));
@@ -290,6 +333,7 @@ void alloc() {
   CK(cudaMalloc(&S.err, sizeof(unsigned)));
   CK(cudaMalloc(&S.clk, sizeof(ClockRec)));
   CK(cudaMalloc(&S.span, sizeof(Span)));
+  CK(cudaMalloc(&S.barrier, sizeof(unsigned)));
   S.max_smem = std::min(set_max_dyn_smem(sp_stream, S.dev), set_max_dyn_smem(sp_prewarm, S.dev));
 }
 
@@ -321,6 +365,8 @@ Prepared prepare(const SpPoint& p) {
   a.err = S.err;
   a.clk = S.clk;
   a.span = S.span;
+  a.sync_every = p.sync_every;
+  a.barrier = S.barrier;
   const size_t need = (size_t)p.stages * a.stage_stride + 1024;
   q.smem = smem_for_occupancy(need, p.cps, S.dev);
   if (q.smem > (size_t)S.max_smem) throw PointSkip("shared memory: need " + I((long long)q.smem));
@@ -338,6 +384,7 @@ void make_state(const SpPoint& p, int salt) {
   CK(cudaGetLastError());
   const Span init = {~0ull, 0ull};
   CK(cudaMemcpy(S.span, &init, sizeof(init), cudaMemcpyHostToDevice));
+  CK(cudaMemset(S.barrier, 0, sizeof(unsigned)));
 }
 
 Result measure(size_t idx, int reps) {
@@ -347,6 +394,7 @@ Result measure(size_t idx, int reps) {
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
   CK(cudaMemset(S.err, 0, sizeof(unsigned)));
+  CK(cudaMemset(S.barrier, 0, sizeof(unsigned)));
   sp_prewarm<<<q.grid, 64, q.smem>>>(q.map, q.args);  // warm-up (clocks; the warm state's first launch)
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
@@ -412,6 +460,7 @@ int cta_times_mode(const char* path, const char* only) {
       q.args.cta_log = log;
       q.args.cta_sm = sm;
       CK(cudaMemset(S.err, 0, sizeof(unsigned)));
+      CK(cudaMemset(S.barrier, 0, sizeof(unsigned)));
       sp_prewarm<<<q.grid, 64, q.smem>>>(q.map, q.args);  // clocks, and the warm state
       CK(cudaDeviceSynchronize());
       make_state(p, 0);
@@ -475,7 +524,10 @@ int traffic_mode(int argc, char** argv) {
         continue;
       }
       CK(cudaMemset(S.err, 0, sizeof(unsigned)));
-      if (p.state == L2State::warm) sp_prewarm<<<q.grid, 64, q.smem>>>(q.map, q.args);
+      if (p.state == L2State::warm) {
+        CK(cudaMemset(S.barrier, 0, sizeof(unsigned)));
+        sp_prewarm<<<q.grid, 64, q.smem>>>(q.map, q.args);
+      }
       make_state(p, (int)i);
       sp_stream<<<q.grid, 64, q.smem>>>(q.map, q.args);
       CK(cudaGetLastError());
