@@ -252,11 +252,12 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
   return in_l2;
 }
 
-void L2Cache::prefill(uint64_t address, uint64_t bytes, bool dirty) {
+void L2Cache::prefill(uint64_t address, uint64_t bytes, bool dirty, int sm) {
   const uint64_t line = cfg_.line_bytes;
   const uint8_t all = static_cast<uint8_t>((1u << sectors_per_line_) - 1);
   // The last capacity's worth is what a previous kernel would have left.
   const uint64_t begin = bytes > cfg_.capacity_bytes ? address + bytes - cfg_.capacity_bytes : address;
+  const bool copies = sm >= 0 && cfg_.partitions > 1 && !dirty;
   prefilling_ = true;
   for (uint64_t a = begin / line * line; a < address + bytes; a += line) {
     Line* l = find(a / line);
@@ -264,6 +265,10 @@ void L2Cache::prefill(uint64_t address, uint64_t bytes, bool dirty) {
     l->valid = all;
     if (dirty) l->dirty = all;
     touch(l);
+    if (copies && home_partition(a / line) != near_partition(sm)) {
+      const uint64_t from = std::max(a, begin), to = std::min(a + line, address + bytes);
+      keep_near_copy(from, to - from, near_partition(sm), 0);
+    }
   }
   prefilling_ = false;
 }

@@ -37,8 +37,11 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   void end_of_elaboration() override;
   // Marks [address, address + bytes) as present, as if read (clean) or written (dirty) before the
   // run, each line the most recently used: the L2 a previous kernel left. Dirty lines are written
-  // back to DRAM when evicted. At most the L2's capacity of one call is kept.
-  void prefill(uint64_t address, uint64_t bytes, bool dirty = false);
+  // back to DRAM when evicted. At most the L2's capacity of one call is kept. With `sm` (the SM
+  // that read them), the lines homed in the other partition than the SM's have their near copies
+  // too, as that read would have left them (they take room: a 40 MB tensor read again by the same
+  // SMs no longer fits a 50 MB L2 whose SMs keep copies of the half that is far).
+  void prefill(uint64_t address, uint64_t bytes, bool dirty = false, int sm = -1);
   // Records each request's [issue, answer) cycles there (the VCD's occupancy); none by default.
   void set_occupancy_log(OccupancyLog* log) { occupancy_ = log; }
 

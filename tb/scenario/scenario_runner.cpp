@@ -242,12 +242,13 @@ void prefill_as_run_before(L2Cache& l2, const Scenario& s, const std::vector<SmP
   std::map<uint64_t, const ScenarioDescriptor*> by_address;
   for (const auto& [name, d] : s.descriptors) by_address[d.address] = &d;
   std::set<std::string> whole;
-  auto touch = [&](const IssueOp& io) {
+  // Each box row read by its program's SM (program i runs on SM i % sms), near copies included.
+  auto touch = [&](const IssueOp& io, int sm) {
     const auto it = by_address.find(io.cmd.descriptor_address);
     if (it == by_address.end()) return;
     const TensorMap& m = it->second->map;
     if (m.mode == TensorMode::tiled) {
-      for_each_box_row(m, io.cmd.op, [&](uint64_t a, uint64_t n) { l2.prefill(a, n); });
+      for_each_box_row(m, io.cmd.op, [&](uint64_t a, uint64_t n) { l2.prefill(a, n, false, sm); });
     } else if (whole.insert(it->second->tensor).second) {
       const ScenarioTensor& t = s.tensors.at(it->second->tensor);
       l2.prefill(t.address, tensor_bytes(t));
@@ -256,10 +257,12 @@ void prefill_as_run_before(L2Cache& l2, const Scenario& s, const std::vector<SmP
   size_t steps = 0;
   for (const SmProgram& p : programs) steps = std::max(steps, p.steps.size());
   for (size_t k = 0; k < steps; ++k)
-    for (const SmProgram& p : programs) {
+    for (size_t i = 0; i < programs.size(); ++i) {
+      const SmProgram& p = programs[i];
       if (k >= p.steps.size()) continue;
-      for (const IssueOp& io : p.steps[k].loads) touch(io);
-      for (const IssueOp& io : p.steps[k].after) touch(io);
+      const int sm = static_cast<int>(i % std::max<uint32_t>(1, s.sms));
+      for (const IssueOp& io : p.steps[k].loads) touch(io, sm);
+      for (const IssueOp& io : p.steps[k].after) touch(io, sm);
     }
 }
 
