@@ -270,6 +270,12 @@ def main():
     model = Model(runner, points, names, a.jobs, log)
     model.cached_at_start = len(runner.cache)
     start = read_start(arch, names)
+    # The DRAM's rate is the GPU's: its bounds are the H100's (1700 +- 150) in proportion (the
+    # H200's 2500: 2280-2720).
+    for n, v in zip(names, start):
+        lo, hi, step = PARAMS[n]
+        if n == "dram.bytes_per_cycle" and v != 1700:
+            PARAMS[n] = (round(v * lo / 1700 / step) * step, round(v * hi / 1700 / step) * step, step)
     vecs = design(names, start)
     log("%d points in %d families; %s; start %s; %d design vectors" % (
         len(points), len(fams), ", ".join(names), fmt(names, start), len(vecs)))
@@ -333,11 +339,12 @@ def report(a, points, fams, names, start, vecs, preds, rows, fit_rms, model, run
     folds = [r for r in rows if r["held"]]
     allfit = [r for r in rows if not r["held"]]
     w("# Leave-one-family-out fit: the measurement space (%s)\n" % a.gpu)
-    w("Written by `/usr/bin/python3 scripts/lofo_fit.py --jobs %d --per-family %d --seed %d%s --report %s` "
+    w("Written by `/usr/bin/python3 scripts/lofo_fit.py%s --jobs %d --per-family %d --seed %d%s --report %s` "
       "in %.0f s (%.1f min), %s: %d "
       "model runs (%d parameter vectors: %d of the design, %d fits). Points: tests/calibration/%s/space.csv "
       "(the span's bandwidth); start values: configs/arch/%s.yaml. The method is in the script's docstring.\n"
-      % (a.jobs, a.per_family, a.seed, "" if a.params == DEFAULT_PARAMS else " --params " + a.params, a.report,
+      % ("" if a.gpu == "h100" else " --gpu " + a.gpu, a.jobs, a.per_family, a.seed,
+         "" if a.params == DEFAULT_PARAMS else " --params " + a.params, a.report,
          runtime, runtime / 60, "from an empty cache" if not model.cached_at_start else
          "with %d runs of any vector already in the cache" % model.cached_at_start, model.new_runs, len(model.memo), len(vecs), len(model.memo) - len(vecs),
          a.gpu, a.gpu))
