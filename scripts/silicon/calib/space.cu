@@ -376,6 +376,13 @@ Prepared prepare(const SpPoint& p) {
 }
 
 // Makes the point's L2 state (clean, dirty) and resets the span; warm leaves the L2 alone.
+// The untimed launch of a point's stream (clocks up; the warm state), its barrier counter reset
+// first as every launch's must be (group sync).
+void prewarm(const Prepared& q) {
+  CK(cudaMemset(S.barrier, 0, sizeof(unsigned)));
+  sp_prewarm<<<q.grid, 64, q.smem>>>(q.map, q.args);
+}
+
 void make_state(const SpPoint& p, int salt) {
   if (p.state == L2State::clean)
     touch_kernel<<<S.dev.sms * 4, 256>>>(reinterpret_cast<const uint4*>(S.scrub), kScrubBytes / 16, S.sink);
@@ -394,8 +401,7 @@ Result measure(size_t idx, int reps) {
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
   CK(cudaMemset(S.err, 0, sizeof(unsigned)));
-  CK(cudaMemset(S.barrier, 0, sizeof(unsigned)));
-  sp_prewarm<<<q.grid, 64, q.smem>>>(q.map, q.args);  // warm-up (clocks; the warm state's first launch)
+  prewarm(q);  // warm-up (clocks; the warm state's first launch)
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   std::vector<double> ev_us, span_us, mhz;
@@ -460,8 +466,7 @@ int cta_times_mode(const char* path, const char* only) {
       q.args.cta_log = log;
       q.args.cta_sm = sm;
       CK(cudaMemset(S.err, 0, sizeof(unsigned)));
-      CK(cudaMemset(S.barrier, 0, sizeof(unsigned)));
-      sp_prewarm<<<q.grid, 64, q.smem>>>(q.map, q.args);  // clocks, and the warm state
+      prewarm(q);  // clocks, and the warm state
       CK(cudaDeviceSynchronize());
       make_state(p, 0);
       sp_stream<<<q.grid, 64, q.smem>>>(q.map, q.args);
@@ -524,10 +529,7 @@ int traffic_mode(int argc, char** argv) {
         continue;
       }
       CK(cudaMemset(S.err, 0, sizeof(unsigned)));
-      if (p.state == L2State::warm) {
-        CK(cudaMemset(S.barrier, 0, sizeof(unsigned)));
-        sp_prewarm<<<q.grid, 64, q.smem>>>(q.map, q.args);
-      }
+      if (p.state == L2State::warm) prewarm(q);
       make_state(p, (int)i);
       sp_stream<<<q.grid, 64, q.smem>>>(q.map, q.args);
       CK(cudaGetLastError());
