@@ -106,16 +106,21 @@ def descriptor_scenario(r):
 
 class Family:
     """Points of one family; `absolute`: errors in the unit (differences near zero, rates in
-    points), not relative to the measured value."""
+    points), not relative to the measured value; `floor`: relative to the measured value or this,
+    whichever is larger (bytes per byte asked: a warm L2 that reads next to nothing from DRAM is
+    judged against the bytes asked, not against its few bytes)."""
 
-    def __init__(self, name, unit, absolute=False):
-        self.name, self.unit, self.pts, self.absolute = name, unit, [], absolute
+    def __init__(self, name, unit, absolute=False, floor=0.0):
+        self.name, self.unit, self.pts, self.absolute, self.floor = name, unit, [], absolute, floor
 
     def add(self, label, measured, predicted):
         self.pts.append((label, measured, predicted))
 
     def error(self, m, p):
-        return abs(p - m) if self.absolute else (abs(p - m) / abs(m) if m else 0.0)
+        if self.absolute:
+            return abs(p - m)
+        d = max(abs(m), self.floor)
+        return abs(p - m) / d if d else 0.0
 
     def line(self):
         if not self.pts:
@@ -177,8 +182,8 @@ def main():
     stream = [r for r in space if r["group"] != "state" and r not in partial]
     preds = run_all([space_scenario(r, a.tiles_per_sm, ctas=a.ctas) for r in stream])
     fams = {}
-    def fam(name, unit="GB/s", absolute=False):
-        return fams.setdefault(name, Family(name, unit, absolute))
+    def fam(name, unit="GB/s", absolute=False, floor=0.0):
+        return fams.setdefault(name, Family(name, unit, absolute, floor))
     pred_of = {}
     for r, s in zip(stream, preds):
         key = "bandwidth %s, %s order" % (r["group"], r["order"])
@@ -233,9 +238,9 @@ def main():
         label = "%sMB %sB x %s %s %s x%s" % (t["tensor_mb"], t["inner_bytes"], t["rows"], t["order"], t["l2_promotion"],
                                             t["ctas_per_sm"])
         req = max(1.0, s["bytes_loaded"])
-        fam("DRAM read bytes / requested", "ratio").add(label, float(t["dram_read_per_requested_byte"]),
+        fam("DRAM read bytes / requested", "ratio", floor=1.0).add(label, float(t["dram_read_per_requested_byte"]),
                                                         s["dram_read_bytes"] / req)
-        fam("L2 sectors (lts) / requested", "ratio").add(label, float(t["l2_read_bytes_per_requested_byte"]),
+        fam("L2 sectors (lts) / requested", "ratio", floor=1.0).add(label, float(t["l2_read_bytes_per_requested_byte"]),
                                                          s["lts_sectors"] * 32 / req)
         fam("L2 hit rate (TEX sectors)", "points", True).add(label, 100 * float(t["tex_hit_rate"]),
                                                              100 * s["l2_hit_rate"])
