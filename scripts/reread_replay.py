@@ -10,13 +10,15 @@ of a 1 GB tensor from DRAM with 0, 4 or 10 stages (nothing shared). A's and B's 
 (issue to data) say how long a read that misses and one that hits take at each load.
 
 Each point is replayed as a trace (docs/traces.md): the background CTAs, A's CTAs, and on each B
-SM a CTA that only waits `delay_ns` before B's. On silicon B issues box k when A has issued it (and
-the delay has passed), so B keeps A's pace; in the trace B's consumer spends A's period per box
-(the model's A box time / 4, from a first run without B), which gives B the same pace. The
-background's 10 stages are 4 stages of 640-row boxes (2,560 rows in flight asked, as silicon's 10
-of 256; the trace has one stage count). Silicon's points at every delay (0-8 us) agree within a few
-percent, so the model replays the 8 us ones and compares them with the median over all delays and
-repeats.
+SM a CTA that only waits before B's. On silicon B issues box k once it sees A's issue time of box
+k (a global load, slow under load) and the delay has passed, so B ends well after A: 7-14 us with
+no background, 17-34 us under it (b_after_a_ns), whatever the delay, and during that lag the
+background moves tens of megabytes through the L2. The trace starts B that lag (the median of the
+point's b_after_a_ns) after A and has B's consumer spend A's period per box (the model's A box time
+/ 4, from a first run without B), so that B keeps A's pace. The background's 10 stages are 4
+stages of 640-row boxes (2,560 rows in flight asked, as silicon's 10 of 256; the trace has one
+stage count). Silicon's points at each delay (0-8 us) agree within a few percent, so each is
+compared as the median over the delays and every repeat.
 
   scripts/reread_replay.py [--gpu h100] [--arch FILE] [--jobs N] [--report FILE]
 
@@ -37,7 +39,6 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BOXES, BOX_ROWS, STAGES = 32, 256, 4
 BG_TILES, BG_ROW_BYTES = 128, 16384  # per background CTA: 128 boxes of 64 B x 256 rows, 16 KB rows
-DELAY_NS = 8000
 
 
 def silicon(gpu):
@@ -49,15 +50,17 @@ def silicon(gpu):
                 if r["status"] != "ok":
                     continue
                 k = (r["relation"], int(r["b_sector"]), r["l2_promotion"], int(r["bg_stages"]))
-                e = out.setdefault(k, {"a": [], "b": [], "a_sms": r["a_sms"], "b_sms": r["b_sms"], "bg_ns": []})
+                e = out.setdefault(k, {"a": [], "b": [], "a_sms": r["a_sms"], "b_sms": r["b_sms"], "bg_ns": [],
+                                       "gap_ns": []})
                 e["a"].append(float(r["a_lat_cycles"]))
+                e["gap_ns"].append(float(r["b_after_a_ns"]))
                 e["b"].append(float(r["b_lat_cycles"]))
                 if int(r["bg_end_after_start_ns"]):
                     e["bg_ns"].append(float(r["bg_end_after_start_ns"]))
     return out
 
 
-def trace(clock_mhz, key, a_sms, b_sms, b_period, with_b):
+def trace(clock_mhz, key, a_sms, b_sms, b_period, with_b, lag_ns=0):
     """The point as a version-1 trace (a list of JSON lines)."""
     relation, sector, promotion, bg_stages = key
     descriptors = {
@@ -102,7 +105,7 @@ def trace(clock_mhz, key, a_sms, b_sms, b_period, with_b):
             cta = len(grid)
             grid.append(sm)
             lines.append({"cta": cta, "sm": sm, "step": 0, "issue": "consumer", "op": "none", "stage": 0, "phase": 0,
-                          "expects": 0, "compute_cycles": round(DELAY_NS * clock_mhz / 1000)})
+                          "expects": 0, "compute_cycles": round(lag_ns * clock_mhz / 1000)})
             cta = len(grid)
             grid.append(sm)
             for k in range(BOXES):
@@ -139,9 +142,13 @@ def replay(sim, arch, clock_mhz, key, e):
     b_sms = [int(x) for x in e["b_sms"].split()]
     first = run(sim, arch, trace(clock_mhz, key, a_sms, b_sms, 0, False))
     a_alone = box_cycles(first, a_sms)
-    full = run(sim, arch, trace(clock_mhz, key, a_sms, b_sms, round(a_alone / STAGES), True))
+    lag_ns = statistics.median(e["gap_ns"])
+    full = run(sim, arch, trace(clock_mhz, key, a_sms, b_sms, round(a_alone / STAGES), True, lag_ns))
     span_ns = full["summary.cycles"] / clock_mhz * 1000 if key[3] else 0.0
-    return {"a": box_cycles(full, a_sms), "b": box_cycles(full, b_sms), "span_ns": span_ns}
+    missed = sum(full["gpu.sm%d.splitter" % s]["sectors_missed"] for s in b_sms)
+    asked = sum(full["gpu.sm%d.splitter" % s]["sectors_requested"] for s in b_sms)
+    return {"a": box_cycles(full, a_sms), "b": box_cycles(full, b_sms), "span_ns": span_ns,
+            "b_missed": missed / max(1, asked), "lag_ns": lag_ns}
 
 
 def main():
@@ -172,19 +179,20 @@ def main():
         e, m = sil[k], model[k]
         sa, sb = statistics.median(e["a"]), statistics.median(e["b"])
         bg_ns = statistics.median(e["bg_ns"]) if e["bg_ns"] else 0
-        rows.append((k, sa, sb, m["a"], m["b"], bg_ns, m["span_ns"]))
+        rows.append((k, sa, sb, m["a"], m["b"], bg_ns, m["span_ns"], m["b_missed"], m["lag_ns"]))
     out = ["# Reads that hit and reads that miss under load (%s)" % a.gpu.upper(), "",
            "`scripts/reread_replay.py --gpu %s` (%.1f min): partition.cu's re-read points "
            "(tests/calibration/%s/reread_timed*.csv; medians over 5 delays and every repeat) against the "
            "model (%s), held out. A: a box of 32 B x 256 rows from DRAM; B: a sector of the same lines, "
-           "after A (L2 hits); background: the other 116 SMs streaming 64 B x 256 boxes from DRAM with "
+           "B's lag after A (silicon's b_after_a_ns); background: the other 116 SMs streaming 64 B x 256 boxes from DRAM with "
            "0, 4 or 10 stages. Cycles per box, issue to data." % (a.gpu, minutes, a.gpu, os.path.relpath(arch, ROOT)),
            "",
-           "| relation | B's sector | promotion | background stages | silicon A | model A | silicon B | model B | silicon B/A | model B/A |",
-           "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for k, sa, sb, ma, mb, _, _ in rows:
-        out.append("| %s | %d | %s | %d | %.0f | %.0f (%+.0f%%) | %.0f | %.0f (%+.0f%%) | %.2f | %.2f |" % (
-            k[0], k[1], k[2], k[3], sa, ma, err(ma, sa), sb, mb, err(mb, sb), sb / sa, mb / ma))
+           "| relation | B's sector | promotion | background stages | B's lag (us) | silicon A | model A | silicon B | model B | silicon B/A | model B/A | model: B's sectors missed |",
+           "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for k, sa, sb, ma, mb, _, _, missed, lag in rows:
+        out.append("| %s | %d | %s | %d | %.1f | %.0f | %.0f (%+.0f%%) | %.0f | %.0f (%+.0f%%) | %.2f | %.2f | %.0f%% |" % (
+            k[0], k[1], k[2], k[3], lag / 1000, sa, ma, err(ma, sa), sb, mb, err(mb, sb), sb / sa, mb / ma,
+            100 * missed))
     out.append("")
     for bg in (0, 4, 10):
         sel = [r for r in rows if r[0][3] == bg]
