@@ -160,6 +160,15 @@ std::vector<SpPoint> make_points() {
   // read in the same order; other replacement keeps some; copies of far lines take room.
   for (int mb : {16, 24, 32, 40, 48, 56, 64})
     for (bool col : {false, true}) add("capacity", mb, 128, 64, 0, col, 4, 1, L2State::warm);
+  // hits (appended after capacity): a 24 MB tensor the same stream read just before (warm: every
+  // read an L2 hit) with 1,024-4,096 box rows in flight per SM, for --cta-times: do the SMs that run
+  // ahead when DRAM is saturated also run ahead when only the L2 is (their share taken where hits
+  // and misses queue alike), or only on misses?
+  for (int st : {4, 8}) add("hits", 24, 32, 256, 0, false, st, 2, L2State::warm);
+  add("hits", 24, 32, 256, 0, true, 4, 2, L2State::warm);
+  for (int st : {4, 6}) add("hits", 24, 64, 256, 0, false, st, 2, L2State::warm);
+  add("hits", 24, 128, 256, 0, false, 3, 2, L2State::warm);
+  add("hits", 24, 128, 256, 0, false, 4, 1, L2State::warm);
   return v;
 }
 
