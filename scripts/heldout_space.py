@@ -33,7 +33,7 @@ def rows(path):
         return [r for r in csv.DictReader(f) if r.get("status", "ok") == "ok"]
 
 
-def space_rows(data, pattern, extra=("_load", "_inflight", "_fills", "_sync")):
+def space_rows(data, pattern, extra=("_load", "_inflight", "_fills", "_sync", "_hits")):
     """The rows of space.csv (pattern % ""), then those of the extra files not already there."""
     out, seen = [], set()
     for suffix in ("",) + extra:
@@ -51,8 +51,9 @@ def space_scenario(r, tiles_per_sm, whole=False, ctas="real"):
     mb, rb, inner, nrows = int(r["tensor_mb"]), int(r["row_bytes"]), int(r["inner_bytes"]), int(r["rows"])
     cps = int(r["ctas_per_sm"])
     swz = r["swizzle"]
-    # The capacity group's warm 16-64 MB tensors run whole: what a second read finds is the point.
-    whole = whole or r["group"] == "capacity"
+    # The capacity and hits groups' warm 16-64 MB tensors run whole: what a second read finds is
+    # the point.
+    whole = whole or r["group"] in ("capacity", "hits")
     per_sm = 0 if whole else cal.block_aligned_sample(tiles_per_sm, mb, rb, inner, nrows, r["order"])
     if ctas == "approx":
         # The older replay: N CTAs on an SM as one issuer with their stages together and 1/N of
