@@ -5,7 +5,8 @@
 # or never) timed, each CTA's start and end (--cta-times: which SMs run ahead), and ncu's DRAM
 # bytes; and group capacity (points 816-829: warm 16-64 MB streams, how much of a tensor read just
 # before the L2 still holds). Leaves in OUTDIR:
-#   space_sync.csv              points 804-829, timed
+#   space_sync.csv              points 804-829 timed (and the groups appended after them, as run_family
+#                               runs a family to the last point)
 #   space_sync_cta_times.csv    point, cta, smid, start_ns, end_ns (points 804-815, one launch each)
 #   sync_ncu.tgz                raw ncu CSVs and logs (ncu_space.py turns them into space_sync_traffic.csv)
 #   sync_conditions.yaml        GPU, clocks, versions, timings of each step
