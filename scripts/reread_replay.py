@@ -62,7 +62,7 @@ def silicon(gpu):
 
 def trace(clock_mhz, key, a_sms, b_sms, b_period, with_b, lag_ns=0):
     """The point as a version-1 trace (a list of JSON lines)."""
-    relation, sector, promotion, bg_stages = key
+    _, sector, promotion, bg_stages = key
     descriptors = {
         "P_box": {"tensor": "P", "box": [32, BOX_ROWS], "l2_promotion": promotion},
     }

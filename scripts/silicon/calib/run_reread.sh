@@ -13,6 +13,7 @@
 #   MAP: the GPU's partition map (partition_map.csv from run_partition.sh); by default the one
 #   committed for this GPU (tests/calibration/{h100,h200}/partition_map.csv, by its name).
 set -u
+[ $# -ge 1 ] || { echo "usage: run_reread.sh OUTDIR [MAP] [BUDGET_S]" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 map=${2:-}
 if [ -z "$map" ]; then

@@ -384,7 +384,6 @@ Prepared prepare(const SpPoint& p) {
   return q;
 }
 
-// Makes the point's L2 state (clean, dirty) and resets the span; warm leaves the L2 alone.
 // The untimed launch of a point's stream (clocks up; the warm state), its barrier counter reset
 // first as every launch's must be (group sync).
 void prewarm(const Prepared& q) {
@@ -392,6 +391,7 @@ void prewarm(const Prepared& q) {
   sp_prewarm<<<q.grid, 64, q.smem>>>(q.map, q.args);
 }
 
+// Makes the point's L2 state (clean, dirty) and resets the span; warm leaves the L2 alone.
 void make_state(const SpPoint& p, int salt) {
   if (p.state == L2State::clean)
     touch_kernel<<<S.dev.sms * 4, 256>>>(reinterpret_cast<const uint4*>(S.scrub), kScrubBytes / 16, S.sink);
