@@ -16,6 +16,7 @@
 //
 // Extra modes for ncu:
 //   space --list-traffic     the traffic points (a subset), CSV on stdout (no GPU needed)
+//   space --tile-times OUT.csv --only i,j   each tile's issue and data-in times in one launch of each point
 //   space --traffic-all      every traffic point in turn, each after its L2 state is made; only
 //                            the measured launches are called sp_stream (profile with
 //                            --replay-mode application --cache-control none -k regex:sp_stream)
@@ -204,6 +205,7 @@ struct SpArgs {
   Span* span;
   unsigned long long* cta_log;  // --cta-times: [cta] start, end (globaltimer), else null
   unsigned* cta_sm;             // --cta-times: each CTA's %smid
+  unsigned long long* tile_log; // --tile-times: [ty * tiles_x + tx] issued, data in (globaltimer), else null
   int sync_every;               // group sync (0: off)
   unsigned* barrier;            // group sync: producers arrived, reset before each launch
 };
@@ -267,6 +269,7 @@ __device__ __forceinline__ void stream_body(const CUtensorMap* map, const SpArgs
       }
       const int tx = a.col_major ? w.b : w.a, ty = a.col_major ? w.a : w.b;
       mbar_arrive_expect(smem_u32(&full[s]), a.tile_bytes);
+      if (a.tile_log) a.tile_log[2 * ((long long)ty * a.tiles_x + tx)] = globaltimer();
       tma_load_2d(base + (unsigned)s * a.stage_stride, map, tx * a.box_w, ty * a.box_h, smem_u32(&full[s]));
       w.next();
       if (++s == a.stages) {
@@ -282,6 +285,11 @@ __device__ __forceinline__ void stream_body(const CUtensorMap* map, const SpArgs
       if (!mbar_wait(smem_u32(&full[s]), k & 1, a.timeout_cycles)) {
         atomicAdd(a.err, 1u);
         break;
+      }
+      if (a.tile_log) {  // the consumer walks the producer's tiles in the same order
+        const int tx = a.col_major ? w.b : w.a, ty = a.col_major ? w.a : w.b;
+        a.tile_log[2 * ((long long)ty * a.tiles_x + tx) + 1] = globaltimer();
+        w.next();
       }
       acc += *reinterpret_cast<const volatile unsigned*>(base_ptr + (size_t)s * a.stage_stride + 4 * (j & 7));
       mbar_arrive(smem_u32(&empty[s]));
@@ -502,9 +510,85 @@ int cta_times_mode(const char* path, const char* only) {
   }
 }
 
+// --tile-times OUT.csv --only i,j,...: one launch of each point logging, for every tile, when its
+// load was issued and when its data was in (ns from the first CTA's start): how far apart the CTAs
+// that share a line ask for it (tiles tx and tx ^ 1..3 of one tile row share 128-byte lines when
+// their rows are 32 bytes).
+int tile_times_mode(const char* path, const char* only) {
+  if (!only) {
+    fprintf(stderr, "tile-times: --only i,j,... is required\n");
+    return 2;
+  }
+  std::vector<size_t> pts = index_list(only);
+  FILE* f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "tile-times: cannot write %s\n", path);
+    return 2;
+  }
+  try {
+    CK(cudaSetDevice(0));
+    S.dev = dev_info();
+    alloc();
+    warmup_kernel<<<S.dev.sms, 128>>>(50000000ull, S.sink);
+    CK(cudaDeviceSynchronize());
+    unsigned long long* cta = nullptr;
+    unsigned* sm = nullptr;
+    CK(cudaMalloc(&cta, 2 * 4096 * sizeof(unsigned long long)));
+    CK(cudaMalloc(&sm, 4096 * sizeof(unsigned)));
+    fprintf(f, "point,tx,ty,cta,smid,issued_ns,data_ns\n");
+    for (size_t i : pts) {
+      if (i >= S.pts.size()) continue;
+      const SpPoint& p = S.pts[i];
+      Prepared q = prepare(p);
+      const size_t tiles = (size_t)q.args.total;
+      unsigned long long* log = nullptr;
+      CK(cudaMalloc(&log, 2 * tiles * sizeof(unsigned long long)));
+      CK(cudaMemset(log, 0, 2 * tiles * sizeof(unsigned long long)));
+      q.args.cta_log = cta;
+      q.args.cta_sm = sm;
+      CK(cudaMemset(S.err, 0, sizeof(unsigned)));
+      prewarm(q);  // clocks, and the warm state
+      CK(cudaDeviceSynchronize());
+      make_state(p, 0);
+      q.args.tile_log = log;
+      sp_stream<<<q.grid, 64, q.smem>>>(q.map, q.args);
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      unsigned err = 0;
+      CK(cudaMemcpy(&err, S.err, sizeof(err), cudaMemcpyDeviceToHost));
+      Span sp;
+      CK(cudaMemcpy(&sp, S.span, sizeof(sp), cudaMemcpyDeviceToHost));
+      std::vector<unsigned long long> h(2 * tiles);
+      std::vector<unsigned> hs(q.grid);
+      CK(cudaMemcpy(h.data(), log, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(hs.data(), sm, hs.size() * sizeof(hs[0]), cudaMemcpyDeviceToHost));
+      CK(cudaFree(log));
+      // Tile e of the walk order (row- or column-major) belongs to CTA e % grid.
+      const int nx = q.args.tiles_x, ny = q.args.tiles_y;
+      for (size_t e = 0; e < tiles; ++e) {
+        const int tx = p.col_major ? (int)(e / ny) : (int)(e % nx), ty = p.col_major ? (int)(e % ny) : (int)(e / nx);
+        const size_t t = (size_t)ty * nx + tx;
+        const unsigned c = (unsigned)(e % q.grid);
+        const long long is = h[2 * t] ? (long long)(h[2 * t] - sp.start) : -1, in = h[2 * t + 1] ? (long long)(h[2 * t + 1] - sp.start) : -1;
+        fprintf(f, "%zu,%d,%d,%u,%u,%lld,%lld\n", i, tx, ty, c, hs[c], is, in);
+      }
+      printf("tile-times point %zu (%s %d MB %d B x %d %s %s S%d x%d %s): span %.1f us, %zu tiles, %u errors\n", i,
+             p.group.c_str(), p.size_mb, p.inner, p.rows, p.col_major ? "col" : "row", l2_name(p.l2).c_str(), p.stages, p.cps,
+             state_name(p.state), (double)(sp.end - sp.start) / 1000.0, tiles, err);
+    }
+    fclose(f);
+    return 0;
+  } catch (const std::exception& e) {
+    fprintf(stderr, "tile-times: %s\n", e.what());
+    fclose(f);
+    return 3;
+  }
+}
+
 // ---- traffic modes (ncu)
 int traffic_mode(int argc, char** argv) {
   if (const char* path = arg_value(argc, argv, "--cta-times")) return cta_times_mode(path, arg_value(argc, argv, "--only"));
+  if (const char* path = arg_value(argc, argv, "--tile-times")) return tile_times_mode(path, arg_value(argc, argv, "--only"));
   if (arg_flag(argc, argv, "--list-traffic")) {
     printf("tpoint,point");
     for (auto& c : kParamCols) printf(",%s", c.c_str());
