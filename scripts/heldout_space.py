@@ -139,7 +139,8 @@ def main():
     ap.add_argument("--sim", default=os.path.join(cal.ROOT, "build/tma-sim"))
     ap.add_argument("--arch", default=None)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("--tiles-per-sm", type=int, default=48)
+    ap.add_argument("--tiles-per-sm", type=int, default=48,
+                    help="tiles per SM of each streaming point's sample (default 48); 0 replays every point whole")
     ap.add_argument("--cache", default=os.path.join(cal.ROOT, "build/heldout-cache.json"))
     ap.add_argument("--report", default=None)
     ap.add_argument("--skip-gemm", action="store_true")
