@@ -27,6 +27,10 @@ struct TmaUnitConfig {
   uint32_t max_outstanding_requests = 64; // L2 requests a unit may have in flight
   uint32_t completion_latency = 10;       // last smem write to mbarrier complete_tx (loads, prefetches)
   uint32_t store_setup_cycles = 20;       // decode and descriptor check of a store or reduction
+  // Requests in flight shared by the SMs of one CPC (GH100's GPCs are built of CPCs of 3 TPCs; a
+  // CPC with a TPC disabled has 4 SMs, whose units then share the pool among fewer). 0: no pool.
+  uint32_t cpc_outstanding_requests = 0;
+  std::vector<uint32_t> cpc_of_sm;        // each SM's CPC, by SM as the model numbers them
 };
 
 // Two levels inside the unit, then the GPU's L2 (silicon: a round-robin over K descriptors costs
@@ -85,6 +89,9 @@ struct L2Config {
   // L2 can keep waiting for their data bound it, well below DRAM bandwidth).
   uint32_t reduction_miss_bytes_per_cycle = 640;
   uint32_t request_overhead_cycles = 0;    // per L2 request, in the slice
+  // Slices that answer their reads in the order they came (a hit waits behind an earlier miss of
+  // its slice), lines spread over them by address hash; 0: every read answered when its data is in.
+  uint32_t in_order_slices = 0;
   // Tag lookups all slices make per cycle (0: unlimited). A request looks up each line it
   // touches, and each other line of its promotion region (hit or miss: the L2 must know which
   // promoted sectors to fetch), so 256B promotion of narrow rows costs lookup rate.

@@ -14,6 +14,15 @@ GpuSystem::GpuSystem(sc_core::sc_module_name name, const ArchConfig& arch, uint3
     units_.push_back(std::make_unique<TmaUnit>(n.c_str(), arch, static_cast<int>(sm),
                                                static_cast<int>(sm % fabric_.cluster_size()), gpu, invariants_));
   }
+  // The SMs of a CPC share its pool of requests in flight (arch validation: cpc_of_sm names every SM).
+  if (arch.tma.cpc_outstanding_requests) {
+    for (uint32_t sm = 0; sm < sms; ++sm) {
+      const uint32_t cpc = arch.tma.cpc_of_sm.at(sm);
+      while (cpc_pools_.size() <= cpc)
+        cpc_pools_.push_back(std::make_unique<CpcRequestPool>(arch.tma.cpc_outstanding_requests));
+      units_[sm]->set_cpc_pool(cpc_pools_[cpc].get());
+    }
+  }
   // Bindings in SM order: the L2 and the fabric number their ports by binding order.
   for (auto& u : units_) {
     u->mem_out.bind(l2_.in);

@@ -16,6 +16,7 @@
 #include "tma/memory/dram.h"
 #include "tma/memory/global_memory.h"
 #include "tma/memory/l2_cache.h"
+#include "tma/tma/cpc_request_pool.h"
 #include "tma/tma/tma_unit.h"
 
 namespace tma {
@@ -44,6 +45,7 @@ class GpuSystem : public sc_core::sc_module {
   L2Cache l2_;
   ClusterFabric fabric_;
   std::vector<std::unique_ptr<TmaUnit>> units_;
+  std::vector<std::unique_ptr<CpcRequestPool>> cpc_pools_;  // by CPC (tma.cpc_of_sm), when pooled
 };
 
 }  // namespace tma

@@ -22,6 +22,13 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const ArchConfig& arch, GlobalMem
       tag_lookups_(arch.l2.tag_lookups_per_cycle > 0 ? arch.l2.tag_lookups_per_cycle : 1, arch.sim.bandwidth_window_cycles),
       window_(arch.sim.bandwidth_window_cycles) {
   in.register_b_transport(this, &L2Cache::b_transport);
+  in_order_done_.assign(arch.l2.in_order_slices, 0);
+}
+
+size_t L2Cache::slice_of(uint64_t line_index) const {
+  uint64_t h = line_index * 0x9E3779B97F4A7C15ull;
+  h ^= h >> 29;
+  return static_cast<size_t>(h % in_order_done_.size());
 }
 
 void L2Cache::end_of_elaboration() {
@@ -416,6 +423,15 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
     t_ready = std::max(t_ready, fill(first, last, req->promotion_bytes, t_arrive, req->sm, fetched));
   }
   t_ready = std::max(t_ready, wait_for);
+  if (!in_order_done_.empty() && req->access == MemAccess::read) {
+    // The slice answers its reads in the order they came: a hit waits behind an earlier miss.
+    uint64_t& previous = in_order_done_[slice_of(address / cfg_.line_bytes)];
+    if (previous > t_ready) {
+      ++in_order_waits_;
+      t_ready = previous;
+    }
+    previous = t_ready;
+  }
   if (reduce) {
     // The ALUs (and for a miss the miss path) are booked when the request is taken, so that their
     // throughput holds the SMs back; the sectors hold the result once their data is in and reduced.
@@ -520,6 +536,7 @@ void L2Cache::collect_stats(StatsRecord& out) const {
   out.add("gpc_coalesced_reads", coalesced_reads_);
   out.add("gpc_coalesced_bytes", coalesced_bytes_);
   out.add("sets", static_cast<uint64_t>(sets_));
+  if (!in_order_done_.empty()) out.add("in_order_waits", in_order_waits_);
   uint64_t unread = evicted_unread_sectors_;  // and those still unread in the L2 at the end
   for (const Line& l : lines_) unread += static_cast<uint64_t>(__builtin_popcount(l.unread));
   out.add("overfetch_unread_bytes", unread * cfg_.sector_bytes);

@@ -156,6 +156,11 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint64_t far_requests_ = 0, lts_sectors_ = 0, near_copy_hits_ = 0, reduction_misses_ = 0;
   uint64_t promoted_far_sectors_ = 0;  // unasked sectors of fills, homed away from the SM (ncu counts them)
   OccupancyLog* occupancy_ = nullptr;
+  // l2.in_order_slices: per slice, the cycle its last read was answered (empty: off); the slice
+  // of a line by address hash; the reads that waited for an earlier one.
+  std::vector<uint64_t> in_order_done_;
+  size_t slice_of(uint64_t line_index) const;
+  uint64_t in_order_waits_ = 0;
   uint64_t evicted_unread_sectors_ = 0;  // unasked fill sectors evicted without a read
 };
 

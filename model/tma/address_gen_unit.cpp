@@ -333,13 +333,21 @@ uint64_t AddressGenUnit::next_issue_slot(uint64_t earliest) {
       ++budget_stalls_;
     }
   }
+  if (cpc_pool_) {
+    const uint64_t admitted = cpc_pool_->admit(t);
+    if (admitted > t) ++cpc_pool_stalls_;
+    t = admitted;
+  }
   if (t != last_issue_cycle_) issued_in_cycle_ = 0;
   last_issue_cycle_ = t;
   ++issued_in_cycle_;
   return t;
 }
 
-void AddressGenUnit::retire(uint64_t done) { outstanding_.push(done); }
+void AddressGenUnit::retire(uint64_t done) {
+  outstanding_.push(done);
+  if (cpc_pool_) cpc_pool_->add(done);
+}
 
 void AddressGenUnit::run_load(AguCommand& c, const Plan& plan, uint64_t& t) {
   const TensorMap& m = c.map;
@@ -512,6 +520,7 @@ void AddressGenUnit::collect_stats(StatsRecord& out) const {
   out.add("data_bytes", data_bytes_);
   out.add("fill_bytes", fill_bytes_);
   out.add("outstanding_budget_stalls", budget_stalls_);
+  if (cpc_pool_) out.add("cpc_pool_stalls", cpc_pool_stalls_);
 }
 
 }  // namespace tma

@@ -24,6 +24,7 @@
 #include "tma/core/stats.h"
 #include "tma/descriptor/tensor_map.h"
 #include "tma/core/tlm_payloads.h"
+#include "tma/tma/cpc_request_pool.h"
 
 namespace tma {
 
@@ -61,6 +62,8 @@ class AddressGenUnit : public sc_core::sc_module, public StatsProvider {
   // Requests issued whose completion has not been taken out yet: at least those outstanding at the
   // unit's issue cycle, at most the budget (next_issue_slot drains finished ones lazily).
   size_t outstanding_requests() const { return outstanding_.size(); }
+  // The requests in flight this unit shares with the other units of its CPC (none: only its own limit).
+  void set_cpc_pool(CpcRequestPool* pool) { cpc_pool_ = pool; }
 
  private:
   // One contiguous global run and where its bytes go in the box (or come from, for stores).
@@ -190,9 +193,10 @@ class AddressGenUnit : public sc_core::sc_module, public StatsProvider {
     size_t live_ = 0, size_ = 0;
   };
   CompletionQueue outstanding_;
+  CpcRequestPool* cpc_pool_ = nullptr;
   tlm::tlm_generic_payload req_gp_, gather_gp_;
   std::vector<uint8_t> buffer_;
-  uint64_t ops_ = 0, faults_ = 0, runs_ = 0, fill_bytes_ = 0, data_bytes_ = 0, budget_stalls_ = 0;
+  uint64_t ops_ = 0, faults_ = 0, runs_ = 0, fill_bytes_ = 0, data_bytes_ = 0, budget_stalls_ = 0, cpc_pool_stalls_ = 0;
 };
 
 }  // namespace tma

@@ -69,6 +69,8 @@ class TmaUnit : public sc_core::sc_module, public StatsProvider {
   SmemBanks& smem() { return smem_; }
   void add_observer(OpObserver* o) { observers_.push_back(o); }
   void set_request_trace(RequestTraceSink* sink) { splitter_.set_trace_sink(sink, sm_); }
+  // The requests in flight this unit's SM shares with its CPC (GpuSystem, tma.cpc_outstanding_requests).
+  void set_cpc_pool(CpcRequestPool* pool) { agu_.set_cpc_pool(pool); }
   size_t queue_depth() const { return queue_.size(); }
   // Operations accepted and not yet completed (for invariant checks and progress).
   uint64_t ops_in_flight() const { return accepted_ - completed_ops_; }

@@ -41,6 +41,7 @@ const std::vector<Field>& fields() {
       F_U32("tma.command_setup_cycles", 0, 100000, tma.command_setup_cycles),
       F_U32("tma.agu_requests_per_cycle", 1, 64, tma.agu_requests_per_cycle),
       F_U32("tma.max_outstanding_requests", 1, 65536, tma.max_outstanding_requests),
+      F_U32("tma.cpc_outstanding_requests", 0, 1 << 24, tma.cpc_outstanding_requests),
       F_U32("tma.completion_latency", 0, 100000, tma.completion_latency),
       F_U32("tma.store_setup_cycles", 0, 100000, tma.store_setup_cycles),
       F_U32("descriptor_cache.entries", 1, 65536, descriptor_cache.entries),
@@ -77,6 +78,7 @@ const std::vector<Field>& fields() {
       F_U32("l2.reduction_latency", 0, 100000, l2.reduction_latency),
       F_U32("l2.reduction_miss_bytes_per_cycle", 1, 1 << 20, l2.reduction_miss_bytes_per_cycle),
       F_U32("l2.request_overhead_cycles", 0, 100000, l2.request_overhead_cycles),
+      F_U32("l2.in_order_slices", 0, 4096, l2.in_order_slices),
       F_DBL("l2.tag_lookups_per_cycle", 0, 1e6, l2.tag_lookups_per_cycle),
       F_U32("l2.partitions", 1, 2, l2.partitions),
       F_U32("l2.far_latency", 0, 100000, l2.far_latency),
@@ -151,6 +153,9 @@ std::optional<std::pair<std::string, std::string>> consistency_error(const ArchC
     if (p >= a.l2.partitions)
       return std::make_pair("l2.sm_partition", "partition " + std::to_string(p) + " of an SM is not below partitions (" +
                                                    std::to_string(a.l2.partitions) + ")");
+  if (a.tma.cpc_outstanding_requests && a.tma.cpc_of_sm.size() < a.sm_count)
+    return std::make_pair("tma.cpc_of_sm", "names the CPC of " + std::to_string(a.tma.cpc_of_sm.size()) +
+                                               " SMs; sm_count is " + std::to_string(a.sm_count));
   if (a.smem.banks * a.smem.bank_bytes > 64 * 64)
     return std::make_pair("smem.banks", "banks x bank_bytes (" + std::to_string(a.smem.banks * a.smem.bank_bytes) +
                                             ") is too large (at most 4096)");
@@ -174,7 +179,8 @@ ArchConfig load_arch_config(const std::string& path) {
     const std::string prefix = std::string(section) + ".";
     for (const Field& f : fields())
       if (std::string(f.path).rfind(prefix, 0) == 0) keys.push_back(std::string(f.path).substr(prefix.size()));
-    if (std::string(section) == "l2") keys.push_back("sm_partition");  // a list, read below
+    if (std::string(section) == "l2") keys.push_back("sm_partition");  // lists, read below
+    if (std::string(section) == "tma") keys.push_back("cpc_of_sm");
     root[section].check_keys(keys);
   }
   for (const Field& f : fields()) {
@@ -185,6 +191,9 @@ ArchConfig load_arch_config(const std::string& path) {
   // Required like every field: the near partition of each SM, as silicon numbers them.
   for (uint64_t p : root["l2"]["sm_partition"].as_uint64_list(1, 4096, 0, 1023))
     a.l2.sm_partition.push_back(static_cast<uint32_t>(p));
+  // And each SM's CPC (used when tma.cpc_outstanding_requests is not 0).
+  for (uint64_t c : root["tma"]["cpc_of_sm"].as_uint64_list(1, 4096, 0, 1023))
+    a.tma.cpc_of_sm.push_back(static_cast<uint32_t>(c));
   if (const auto e = consistency_error(a)) throw at_path(root, e->first).error(e->second);
   return a;
 }
@@ -218,13 +227,18 @@ std::vector<std::pair<std::string, std::string>> arch_fields(const ArchConfig& a
     std::snprintf(buf, sizeof buf, "%.10g", get_field(f, a));
     out.emplace_back(f.path, buf);
   }
-  // The list as a flow sequence ([0, 0, 1, ...]: JSON and YAML alike), after the L2's other fields.
-  std::string parts;
-  for (uint32_t p : arch.l2.sm_partition) parts += (parts.empty() ? "" : ", ") + std::to_string(p);
-  size_t after_l2 = 0;
-  for (size_t i = 0; i < out.size(); ++i)
-    if (out[i].first.rfind("l2.", 0) == 0) after_l2 = i + 1;
-  out.insert(out.begin() + static_cast<std::ptrdiff_t>(after_l2), {"l2.sm_partition", "[" + parts + "]"});
+  // The lists as flow sequences ([0, 0, 1, ...]: JSON and YAML alike), after their section's other fields.
+  auto insert_list = [&out](const std::string& path, const std::vector<uint32_t>& values) {
+    std::string items;
+    for (uint32_t v : values) items += (items.empty() ? "" : ", ") + std::to_string(v);
+    const std::string section = path.substr(0, path.find('.') + 1);
+    size_t after = 0;
+    for (size_t i = 0; i < out.size(); ++i)
+      if (out[i].first.rfind(section, 0) == 0) after = i + 1;
+    out.insert(out.begin() + static_cast<std::ptrdiff_t>(after), {path, "[" + items + "]"});
+  };
+  insert_list("tma.cpc_of_sm", arch.tma.cpc_of_sm);
+  insert_list("l2.sm_partition", arch.l2.sm_partition);
   return out;
 }
 
