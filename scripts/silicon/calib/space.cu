@@ -452,6 +452,42 @@ Result measure(size_t idx, int reps) {
   return res;
 }
 
+// The logging modes' set-up: the device, the buffers, a warm-up; and CTA logs for up to 4096 CTAs.
+struct CtaLogs {
+  unsigned long long* start_end = nullptr;  // [cta] start, end
+  unsigned* sm = nullptr;
+};
+CtaLogs start_logging() {
+  CK(cudaSetDevice(0));
+  S.dev = dev_info();
+  alloc();
+  warmup_kernel<<<S.dev.sms, 128>>>(50000000ull, S.sink);
+  CK(cudaDeviceSynchronize());
+  CtaLogs logs;
+  CK(cudaMalloc(&logs.start_end, 2 * 4096 * sizeof(unsigned long long)));
+  CK(cudaMalloc(&logs.sm, 4096 * sizeof(unsigned)));
+  return logs;
+}
+
+// One logged launch of point p: clocks and the warm state (prewarm), the point's L2 state, then
+// sp_stream with the CTA logs and `tile_log` (null: none; set after prewarm so that only the
+// measured launch writes it). Returns the span.
+Span logged_launch(const SpPoint& p, Prepared& q, const CtaLogs& logs, unsigned long long* tile_log) {
+  q.args.cta_log = logs.start_end;
+  q.args.cta_sm = logs.sm;
+  CK(cudaMemset(S.err, 0, sizeof(unsigned)));
+  prewarm(q);
+  CK(cudaDeviceSynchronize());
+  make_state(p, 0);
+  q.args.tile_log = tile_log;
+  sp_stream<<<q.grid, 64, q.smem>>>(q.map, q.args);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  Span sp;
+  CK(cudaMemcpy(&sp, S.span, sizeof(sp), cudaMemcpyDeviceToHost));
+  return sp;
+}
+
 // --cta-times OUT.csv [--only i,j,...]: one launch of each point (default: group cta) logging each
 // CTA's start and end (ns from the first start) and SM.
 int cta_times_mode(const char* path, const char* only) {
@@ -466,35 +502,17 @@ int cta_times_mode(const char* path, const char* only) {
     return 2;
   }
   try {
-    CK(cudaSetDevice(0));
-    S.dev = dev_info();
-    alloc();
-    warmup_kernel<<<S.dev.sms, 128>>>(50000000ull, S.sink);
-    CK(cudaDeviceSynchronize());
-    unsigned long long* log = nullptr;
-    unsigned* sm = nullptr;
-    CK(cudaMalloc(&log, 2 * 4096 * sizeof(unsigned long long)));
-    CK(cudaMalloc(&sm, 4096 * sizeof(unsigned)));
+    const CtaLogs logs = start_logging();
     fprintf(f, "point,cta,smid,start_ns,end_ns\n");
     for (size_t i : pts) {
       if (i >= S.pts.size()) continue;
       const SpPoint& p = S.pts[i];
       Prepared q = prepare(p);
-      q.args.cta_log = log;
-      q.args.cta_sm = sm;
-      CK(cudaMemset(S.err, 0, sizeof(unsigned)));
-      prewarm(q);  // clocks, and the warm state
-      CK(cudaDeviceSynchronize());
-      make_state(p, 0);
-      sp_stream<<<q.grid, 64, q.smem>>>(q.map, q.args);
-      CK(cudaGetLastError());
-      CK(cudaDeviceSynchronize());
-      Span sp;
-      CK(cudaMemcpy(&sp, S.span, sizeof(sp), cudaMemcpyDeviceToHost));
+      const Span sp = logged_launch(p, q, logs, nullptr);
       std::vector<unsigned long long> h(2 * q.grid);
       std::vector<unsigned> hs(q.grid);
-      CK(cudaMemcpy(h.data(), log, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost));
-      CK(cudaMemcpy(hs.data(), sm, hs.size() * sizeof(hs[0]), cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(h.data(), logs.start_end, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(hs.data(), logs.sm, hs.size() * sizeof(hs[0]), cudaMemcpyDeviceToHost));
       for (unsigned c = 0; c < q.grid; ++c)
         fprintf(f, "%zu,%u,%u,%llu,%llu\n", i, c, hs[c], h[2 * c] - sp.start, h[2 * c + 1] - sp.start);
       printf("cta-times point %zu (%s %d MB %d B x %d %s S%d x%d %s): span %.1f us\n", i, p.group.c_str(), p.size_mb,
@@ -526,15 +544,7 @@ int tile_times_mode(const char* path, const char* only) {
     return 2;
   }
   try {
-    CK(cudaSetDevice(0));
-    S.dev = dev_info();
-    alloc();
-    warmup_kernel<<<S.dev.sms, 128>>>(50000000ull, S.sink);
-    CK(cudaDeviceSynchronize());
-    unsigned long long* cta = nullptr;
-    unsigned* sm = nullptr;
-    CK(cudaMalloc(&cta, 2 * 4096 * sizeof(unsigned long long)));
-    CK(cudaMalloc(&sm, 4096 * sizeof(unsigned)));
+    const CtaLogs logs = start_logging();
     fprintf(f, "point,tx,ty,cta,smid,issued_ns,data_ns\n");
     for (size_t i : pts) {
       if (i >= S.pts.size()) continue;
@@ -544,24 +554,13 @@ int tile_times_mode(const char* path, const char* only) {
       unsigned long long* log = nullptr;
       CK(cudaMalloc(&log, 2 * tiles * sizeof(unsigned long long)));
       CK(cudaMemset(log, 0, 2 * tiles * sizeof(unsigned long long)));
-      q.args.cta_log = cta;
-      q.args.cta_sm = sm;
-      CK(cudaMemset(S.err, 0, sizeof(unsigned)));
-      prewarm(q);  // clocks, and the warm state
-      CK(cudaDeviceSynchronize());
-      make_state(p, 0);
-      q.args.tile_log = log;
-      sp_stream<<<q.grid, 64, q.smem>>>(q.map, q.args);
-      CK(cudaGetLastError());
-      CK(cudaDeviceSynchronize());
+      const Span sp = logged_launch(p, q, logs, log);
       unsigned err = 0;
       CK(cudaMemcpy(&err, S.err, sizeof(err), cudaMemcpyDeviceToHost));
-      Span sp;
-      CK(cudaMemcpy(&sp, S.span, sizeof(sp), cudaMemcpyDeviceToHost));
       std::vector<unsigned long long> h(2 * tiles);
       std::vector<unsigned> hs(q.grid);
       CK(cudaMemcpy(h.data(), log, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost));
-      CK(cudaMemcpy(hs.data(), sm, hs.size() * sizeof(hs[0]), cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(hs.data(), logs.sm, hs.size() * sizeof(hs[0]), cudaMemcpyDeviceToHost));
       CK(cudaFree(log));
       // Tile e of the walk order (row- or column-major) belongs to CTA e % grid.
       const int nx = q.args.tiles_x, ny = q.args.tiles_y;
