@@ -170,6 +170,18 @@ std::vector<SpPoint> make_points() {
   for (int st : {4, 6}) add("hits", 24, 64, 256, 0, false, st, 2, L2State::warm);
   add("hits", 24, 128, 256, 0, false, 3, 2, L2State::warm);
   add("hits", 24, 128, 256, 0, false, 4, 1, L2State::warm);
+  // onset (appended after hits): where the fast SMs start to run ahead. One CTA per SM of 256-row
+  // boxes with 3-8 stages: 768-2,048 box rows in flight per SM in steps of 256 (the space has only
+  // 1,024 and 2,048 at one CTA), 32 B rows both orders with and without 128B promotion, 64 B rows
+  // without. Each row is its own request, so the rows an SM keeps in flight are the requests it
+  // asks to keep; the step where DRAM starts being read twice (and, with --tile-times, where the
+  // fast SMs' tiles start to lead) bounds the requests a CPC's SMs can hold.
+  for (int inner : {32, 64})
+    for (bool col : {false, true})
+      for (int l2 : {0, 128}) {
+        if (inner == 64 && l2) continue;
+        for (int st = 3; st <= 8; ++st) add("onset", 256, inner, 256, l2, col, st, 1, L2State::clean);
+      }
   return v;
 }
 
@@ -180,7 +192,7 @@ std::vector<size_t> traffic_points(const std::vector<SpPoint>& pts) {
   for (size_t i = 0; i < pts.size(); ++i) {
     const SpPoint& p = pts[i];
     if (p.group == "state" || p.group == "load" || p.group == "inflight" || p.group == "fills" || p.group == "sync" ||
-        p.group == "capacity" || (p.group == "tall" && p.cps == 2 && p.state == L2State::clean) ||
+        p.group == "capacity" || p.group == "onset" || (p.group == "tall" && p.cps == 2 && p.state == L2State::clean) ||
         (p.group == "grid" && p.inner >= 32 && p.inner <= 128 && (p.rows == 64 || p.rows == 256)))
       t.push_back(i);
   }
