@@ -182,6 +182,15 @@ std::vector<SpPoint> make_points() {
         if (inner == 64 && l2) continue;
         for (int st = 3; st <= 8; ++st) add("onset", 256, inner, 256, l2, col, st, 1, L2State::clean);
       }
+  // pages (appended after onset): does column order lose to row order on DRAM pages? With 768
+  // rows in flight per SM (no SM runs ahead), 64 B x 256 boxes over 256 MB with row pitches of
+  // 256 B to 64 KB, both orders: in column order a DRAM page (1 KB) gives up one box row's bytes a
+  // visit when the pitch is 1 KB or more, and 2-4 rows' when the pitch is 512 or 256 B (rows of one
+  // box, asked together). 32 B x 256 column streams at two pitches, with and without 128B promotion.
+  for (int rb : {256, 512, 1024, 2048, 4096, 16384, 65536})
+    for (bool col : {false, true}) add("pages", 256, 64, 256, 0, col, 3, 1, L2State::clean, rb);
+  for (int rb : {512, 16384})
+    for (int l2 : {0, 128}) add("pages", 256, 32, 256, l2, true, 3, 1, L2State::clean, rb);
   return v;
 }
 
@@ -192,7 +201,7 @@ std::vector<size_t> traffic_points(const std::vector<SpPoint>& pts) {
   for (size_t i = 0; i < pts.size(); ++i) {
     const SpPoint& p = pts[i];
     if (p.group == "state" || p.group == "load" || p.group == "inflight" || p.group == "fills" || p.group == "sync" ||
-        p.group == "capacity" || p.group == "onset" || (p.group == "tall" && p.cps == 2 && p.state == L2State::clean) ||
+        p.group == "capacity" || p.group == "onset" || p.group == "pages" || (p.group == "tall" && p.cps == 2 && p.state == L2State::clean) ||
         (p.group == "grid" && p.inner >= 32 && p.inner <= 128 && (p.rows == 64 || p.rows == 256)))
       t.push_back(i);
   }

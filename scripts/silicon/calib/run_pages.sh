@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Silicon for what column order costs at the DRAM: space.cu's group pages (points 873-890: 64 B x
+# 256 boxes at row pitches of 256 B to 64 KB in both orders, and 32 B x 256 column streams at two
+# pitches with and without 128B promotion; 768 rows in flight per SM, where no SM runs ahead)
+# timed, and ncu's DRAM bytes and L2 sectors for each. Leaves in OUTDIR:
+#   space_pages.csv               points 873-890 timed
+#   pages_ncu.tgz                 raw ncu CSVs and logs (ncu_space.py turns them into space_pages_traffic.csv)
+#   pages_conditions.yaml         GPU, clocks, versions, timings of each step
+#
+# usage: bash scripts/silicon/calib/run_pages.sh OUTDIR [BUDGET_S]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/run_lib.sh"
+start_run pages 240 "$@"
+build_programs space
+
+first=873
+record_smi before
+run_family space 90 "$out/space_pages.csv" "$first"
+if [ -n "$ncu_bin" ]; then
+  "$work/bin/space" --list-traffic >"$work/traffic_list.csv"
+  lo=$(awk -F, -v p="$first" 'NR > 1 && $2 == p {print $1}' "$work/traffic_list.csv")
+  hi=$(($(wc -l <"$work/traffic_list.csv") - 1))
+  profile space sp_stream 40 "$lo" "$hi"
+else
+  say "ncu not found"
+fi
+write_conditions "space_pages.csv (scripts/silicon/calib/run_pages.sh)" >"$out/pages_conditions.yaml"
+cp "$work/logs"/*.err "$work/ncu/" 2>/dev/null
+tar czf "$out/pages_ncu.tgz" -C "$work" ncu logs
+say "done"
