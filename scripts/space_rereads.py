@@ -43,7 +43,9 @@ def points(gpu, inner):
     streams, traffic = load(gpu)
     out = []
     for p, r in streams.items():
-        if (r["inner_bytes"] != str(inner) or r["tensor_mb"] != "256" or r["l2_state"] != "clean"
+        # group pages varies the row pitch down to 512 B, where lines are read twice for want of room
+        # in the L2, not because SMs run apart
+        if (r["inner_bytes"] != str(inner) or r["tensor_mb"] != "256" or r["l2_state"] != "clean" or r["group"] == "pages"
                 or r.get("sync_every", "0") not in ("", "0") or int(r["grid"]) < SMS or p not in traffic):
             continue
         ctas = int(r["grid"]) // SMS  # CTAs on each SM (a grid of 132 runs one per SM)

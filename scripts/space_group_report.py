@@ -1,19 +1,22 @@
 #!/usr/bin/env python3
-"""Where the fast SMs start to run ahead: silicon's group onset (space.cu points 837-872, one CTA per
-SM of 32 B and 64 B x 256-row boxes, 768-2,048 rows in flight per SM; run_onset.sh) against the
-model's whole runs of the same streams.
+"""A group of the space measured on its own (space_GROUP.csv, its ncu traffic and a repeat in
+repeat/GROUP_rep2/) against the model's whole runs of the same streams:
+  onset  where the fast SMs start to run ahead (space.cu points 837-872, run_onset.sh: one CTA per
+         SM of 32 B and 64 B x 256-row boxes, 768-2,048 rows in flight per SM)
+  pages  what column order costs at the DRAM (points 873-890, run_pages.sh: 64 B x 256 boxes at
+         row pitches of 256 B to 64 KB, 768 rows in flight per SM)
 
 For each point: the bandwidth, the DRAM bytes read per byte asked (ncu; the model's statistics),
-and how far the fast SMs lead: the mean end of the fast SMs and of the others as fractions of the
-run, and (silicon) the fast SMs' rate over the others' in the first half of the run. Silicon's fast
-SMs are the 24 that end first in the point with the most rows in flight (860: 32 B column, 128B
-promotion, 8 stages), the model's those of its 4-SM CPCs (the arch file's tma.cpc_of_sm).
+and, where silicon's tile times were taken (space_GROUP_sm.csv), how far the fast SMs lead: the
+mean end of the fast SMs as a fraction of the run, and (silicon) the fast SMs' rate over the
+others' in the first half of the run. Silicon's fast SMs are the 24 that end first in the point
+with the most rows in flight (860: 32 B column, 128B promotion, 8 stages), the model's those of
+its 4-SM CPCs (the arch file's tma.cpc_of_sm).
 
-  onset_report.py --gpu h100 [--arch F] [--arch-set K=V ...] [--jobs N] [--report F]
-  onset_report.py --summarise TILE_TIMES.csv.gz OUT.csv   (per-SM figures of run_onset.sh's tile times)
+  space_group_report.py --group onset --gpu h100 [--arch F] [--arch-set K=V ...] [--jobs N] [--report F]
+  space_group_report.py --summarise TILE_TIMES.csv.gz OUT.csv   (per-SM figures of tile times)
 
-Silicon's per-SM figures are read from space_onset_sm.csv (and repeat/onset_rep2/space_onset_sm.csv),
-which --summarise writes from the tile times. Standard library only (and build/tma-sim).
+Standard library only (and build/tma-sim).
 """
 import argparse
 import collections
@@ -41,7 +44,7 @@ def summarise(raw, out):
     with gzip.open(raw, "rt") as f:
         for r in csv.DictReader(f):
             if int(r["data_ns"]) < 0:
-                raise SystemExit("onset_report.py: point %s tile %s,%s has no time" % (r["point"], r["tx"], r["ty"]))
+                raise SystemExit("space_group_report.py: point %s tile %s,%s has no time" % (r["point"], r["tx"], r["ty"]))
             tiles[r["point"]].append((int(r["smid"]), int(r["data_ns"])))
     with open(out, "w", newline="") as f:
         w = csv.writer(f)
@@ -56,17 +59,20 @@ def summarise(raw, out):
                 w.writerow([p, sm, len(ts), sum(1 for t in ts if t < span / 2), max(ts), span])
 
 
-def silicon_run(folder):
+def silicon_run(folder, group):
     """{point: figures} of one run: stream row, DRAM bytes per byte, fast and slow ends, rate ratio."""
     def rows(name):
-        with open(os.path.join(folder, name)) as f:
+        path = os.path.join(folder, name)
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
             return list(csv.DictReader(f))
-    streams = {r["point"]: r for r in rows("space_onset.csv") if r["status"] == "ok"}
-    traffic = {r["point"]: r for r in rows("space_onset_traffic.csv")}
+    streams = {r["point"]: r for r in rows("space_%s.csv" % group) if r["status"] == "ok"}
+    traffic = {r["point"]: r for r in rows("space_%s_traffic.csv" % group)}
     per_sm = collections.defaultdict(dict)
-    for r in rows("space_onset_sm.csv"):
+    for r in rows("space_%s_sm.csv" % group):
         per_sm[r["point"]][int(r["smid"])] = r
-    ref = per_sm[REFERENCE_POINT]
+    ref = per_sm.get(REFERENCE_POINT, {})
     fast = set(sorted(ref, key=lambda s: int(ref[s]["end_ns"]))[:24])
     out = {}
     for p, s in streams.items():
@@ -95,7 +101,7 @@ def model_run(sim, arch, arch_sets, row, tmp):
         cmd += ["--arch-set", s]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
-        raise SystemExit("onset_report.py: model run failed: %s\n%s" % (" ".join(cmd), p.stderr[-2000:]))
+        raise SystemExit("space_group_report.py: model run failed: %s\n%s" % (" ".join(cmd), p.stderr[-2000:]))
     with open(stats) as f:
         j = json.load(f)
     cpc = j["config"]["arch"]["fields"]["tma"]["cpc_of_sm"]
@@ -112,6 +118,7 @@ def model_run(sim, arch, arch_sets, row, tmp):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--group", choices=("onset", "pages"), default="onset")
     ap.add_argument("--gpu", default="h100")
     ap.add_argument("--arch", default=None)
     ap.add_argument("--arch-set", action="append", default=[], help="KEY=VALUE over the arch file (what-ifs)")
@@ -125,29 +132,32 @@ def main():
         return
     data = os.path.join(ROOT, "tests/calibration", a.gpu)
     arch = a.arch or os.path.join(ROOT, "configs/arch/%s.yaml" % a.gpu)
-    streams, sil = silicon_run(data)
-    rep = os.path.join(data, "repeat/onset_rep2")
-    sil2 = silicon_run(rep)[1] if os.path.exists(os.path.join(rep, "space_onset_sm.csv")) else {}
+    streams, sil = silicon_run(data, a.group)
+    if not streams:
+        raise SystemExit("space_group_report.py: no space_%s.csv in %s" % (a.group, data))
+    sil2 = silicon_run(os.path.join(data, "repeat/%s_rep2" % a.group), a.group)[1]
     points = sorted(streams, key=int)
     t0 = time.time()
-    tmp = tempfile.mkdtemp(prefix="tma-onset-")
+    tmp = tempfile.mkdtemp(prefix="tma-group-")
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         mod = dict(zip(points, ex.map(lambda p: model_run(a.sim, arch, a.arch_set, streams[p], tmp), points)))
     took = time.time() - t0
 
     def cell(f, k, fmt):
         return fmt % f[k] if f and f.get(k) is not None else "-"
-    lines = ["# Where the fast SMs start to run ahead (%s): silicon's group onset against the model" % a.gpu.upper(), "",
-             "Generated by `scripts/onset_report.py --gpu %s%s` from tests/calibration/%s/space_onset*.csv "
-             "(run_onset.sh; the repeat in repeat/onset_rep2) and %s%s; the model's runs are whole (%.0f s, %d jobs). "
+    title = {"onset": "Where the fast SMs start to run ahead", "pages": "What column order costs at the DRAM"}[a.group]
+    lines = ["# %s (%s): silicon's group %s against the model" % (title, a.gpu.upper(), a.group), "",
+             "Generated by `scripts/space_group_report.py --group %s --gpu %s%s` from tests/calibration/%s/space_%s*.csv "
+             "(run_%s.sh; the repeat in repeat/%s_rep2) and %s%s; the model's runs are whole (%.0f s, %d jobs). "
              "One CTA per SM, 256-row boxes, 256 MB, clean L2; rows in flight per SM = 256 x stages. "
              "Fast SMs: silicon's 24 that end first in point %s, the model's those of its 4-SM CPCs; ends are "
              "fractions of the run; rate: the fast SMs' tiles over the others' in the first half of the run."
-             % (a.gpu, "".join(" --arch-set " + s for s in a.arch_set), a.gpu, os.path.relpath(arch, ROOT),
-                "".join(" with " + s for s in a.arch_set), took, a.jobs, REFERENCE_POINT), "",
-             "| point | stream | rows | silicon GB/s (repeat) | model GB/s | silicon DRAM B/B (repeat) | model | "
+             % (a.group, a.gpu, "".join(" --arch-set " + s for s in a.arch_set), a.gpu, a.group, a.group, a.group,
+                os.path.relpath(arch, ROOT), "".join(" with " + s for s in a.arch_set), took, a.jobs,
+                REFERENCE_POINT), "",
+             "| point | stream | pitch | rows | silicon GB/s (repeat) | model GB/s | silicon DRAM B/B (repeat) | model | "
              "silicon fast end (repeat) | model | silicon rate fast/slow (repeat) |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     errs, bb = collections.defaultdict(list), []
     for p in points:
         s, m, s2 = streams[p], mod[p], sil2.get(p)
@@ -155,8 +165,8 @@ def main():
         key = "%s B %s %s" % (s["inner_bytes"], s["order"], s["l2_promotion"])
         errs[key].append(abs(m["gbps"] / sil[p]["gbps"] - 1))
         bb.append(abs(m["per_byte"] - sil[p]["per_byte"]))
-        lines.append("| %s | %s | %d | %.0f (%s) | %.0f | %.3f (%s) | %.3f | %s (%s) | %s | %s (%s) |" % (
-            p, key, rows, sil[p]["gbps"], cell(s2, "gbps", "%.0f"), m["gbps"], sil[p]["per_byte"],
+        lines.append("| %s | %s | %s | %d | %.0f (%s) | %.0f | %.3f (%s) | %.3f | %s (%s) | %s | %s (%s) |" % (
+            p, key, s["row_bytes"], rows, sil[p]["gbps"], cell(s2, "gbps", "%.0f"), m["gbps"], sil[p]["per_byte"],
             cell(s2, "per_byte", "%.3f"), m["per_byte"], cell(sil[p], "fast_end", "%.2f"), cell(s2, "fast_end", "%.2f"),
             cell(m, "fast_end", "%.2f"), cell(sil[p], "rate_ratio", "%.2f"), cell(s2, "rate_ratio", "%.2f")))
     lines += ["", "| stream | bandwidth mean abs error |", "| --- | ---: |"]
