@@ -59,18 +59,19 @@ BOOST_AUTO_TEST_CASE(a_hit_behind_a_miss_of_its_slice_waits_for_the_miss) {
 
 BOOST_AUTO_TEST_CASE(a_cpc_pool_holds_a_request_until_one_of_its_capacity_completes) {
   CpcRequestPool pool(2);
+  const uint32_t a = pool.join(), b = pool.join();
   BOOST_TEST(pool.admit(10) == 10u);
-  pool.add(500);
+  pool.add(a, 500);
   BOOST_TEST(pool.admit(20) == 20u);
-  pool.add(300);
+  pool.add(b, 300);
   // Both slots taken until 300: a third request asked for at 30 goes at 300, the earliest
-  // completion, and frees that slot for itself.
+  // completion (another unit's), and frees that slot for itself.
   BOOST_TEST(pool.admit(30) == 300u);
-  pool.add(900);
+  pool.add(a, 900);
   BOOST_TEST(pool.stalls() == 1u);
   // At 600 the request done at 500 has freed its slot; 900's is still taken.
   BOOST_TEST(pool.admit(600) == 600u);
-  pool.add(1000);
+  pool.add(b, 1000);
   BOOST_TEST(pool.admit(700) == 900u);
   BOOST_TEST(pool.stalls() == 2u);
 }

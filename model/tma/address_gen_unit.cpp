@@ -346,7 +346,7 @@ uint64_t AddressGenUnit::next_issue_slot(uint64_t earliest) {
 
 void AddressGenUnit::retire(uint64_t done) {
   outstanding_.push(done);
-  if (cpc_pool_) cpc_pool_->add(done);
+  if (cpc_pool_) cpc_pool_->add(cpc_member_, done);
 }
 
 void AddressGenUnit::run_load(AguCommand& c, const Plan& plan, uint64_t& t) {

@@ -64,7 +64,10 @@ class AddressGenUnit : public sc_core::sc_module, public StatsProvider {
   // unit's issue cycle, at most the budget (next_issue_slot drains finished ones lazily).
   size_t outstanding_requests() const { return outstanding_.size(); }
   // The requests in flight this unit shares with the other units of its CPC (none: only its own limit).
-  void set_cpc_pool(CpcRequestPool* pool) { cpc_pool_ = pool; }
+  void set_cpc_pool(CpcRequestPool* pool) {
+    cpc_pool_ = pool;
+    cpc_member_ = pool ? pool->join() : 0;
+  }
 
  private:
   // One contiguous global run and where its bytes go in the box (or come from, for stores).
@@ -112,6 +115,7 @@ class AddressGenUnit : public sc_core::sc_module, public StatsProvider {
   uint64_t issued_in_cycle_ = 0, last_issue_cycle_ = 0;
   CompletionQueue outstanding_;
   CpcRequestPool* cpc_pool_ = nullptr;
+  uint32_t cpc_member_ = 0;  // this unit's number in its pool
   tlm::tlm_generic_payload req_gp_, gather_gp_;
   std::vector<uint8_t> buffer_;
   uint64_t ops_ = 0, faults_ = 0, runs_ = 0, fill_bytes_ = 0, data_bytes_ = 0, budget_stalls_ = 0, cpc_pool_stalls_ = 0;

@@ -9,33 +9,53 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <queue>
 #include <vector>
+
+#include "tma/core/completion_queue.h"
 
 namespace tma {
 
 class CpcRequestPool {
  public:
   explicit CpcRequestPool(uint32_t capacity) : capacity_(capacity ? capacity : 1) {}
+  // A unit joins the pool: its number in the pool, for add().
+  uint32_t join() {
+    members_.emplace_back();
+    return static_cast<uint32_t>(members_.size() - 1);
+  }
   // The cycle a request that could go at `earliest` goes: once fewer than the capacity are in
   // flight (a later one frees a slot when it completes).
   uint64_t admit(uint64_t earliest) {
-    if (done_.size() < capacity_) return earliest;
-    while (!done_.empty() && done_.top() <= earliest) done_.pop();
-    if (done_.size() < capacity_) return earliest;
-    const uint64_t t = done_.top();
-    done_.pop();
+    if (size_ < capacity_) return earliest;
+    for (CompletionQueue& q : members_)
+      while (!q.empty() && q.top() <= earliest) {
+        q.pop();
+        --size_;
+      }
+    if (size_ < capacity_) return earliest;
+    CompletionQueue* least = nullptr;
+    for (CompletionQueue& q : members_)
+      if (!q.empty() && (!least || q.top() < least->top())) least = &q;
+    const uint64_t t = least->top();
+    least->pop();
+    --size_;
     ++stalls_;
     return t;
   }
-  // A request admitted has been answered at `done`.
-  void add(uint64_t done) { done_.push(done); }
+  // A request of unit `member` admitted has been answered at `done`.
+  void add(uint32_t member, uint64_t done) {
+    members_[member].push(done);
+    ++size_;
+  }
   uint64_t stalls() const { return stalls_; }
 
  private:
   uint32_t capacity_;
-  std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> done_;  // completion cycles
+  // The completion cycles in flight, by unit: each unit's come nearly in order (one to a few
+  // sorted runs), where the units' together come in simulator order, a quantum apart. The pool's
+  // least is the least of its units' (four to six).
+  std::vector<CompletionQueue> members_;
+  size_t size_ = 0;
   uint64_t stalls_ = 0;
 };
 
