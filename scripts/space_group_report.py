@@ -77,7 +77,7 @@ def silicon_run(folder, group):
     out = {}
     for p, s in streams.items():
         f = dict(gbps=float(s["span_gbps"]), per_byte=float(traffic[p]["dram_read_per_requested_byte"]))
-        if p in per_sm:
+        if p in per_sm and fast:
             sms = per_sm[p]
             span = max(int(r["span_ns"]) for r in sms.values())
             f["fast_end"] = statistics.mean(int(sms[x]["end_ns"]) / span for x in sms if x in fast)

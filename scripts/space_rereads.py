@@ -45,7 +45,8 @@ def points(gpu, inner):
     for p, r in streams.items():
         # group pages varies the row pitch down to 512 B, where lines are read twice for want of room
         # in the L2, not because SMs run apart
-        if (r["inner_bytes"] != str(inner) or r["tensor_mb"] != "256" or r["l2_state"] != "clean" or r["group"] == "pages"
+        if (r["inner_bytes"] != str(inner) or r["tensor_mb"] != "256" or r["l2_state"] != "clean"
+                or (r["group"] == "pages" and r["row_bytes"] != "16384")
                 or r.get("sync_every", "0") not in ("", "0") or int(r["grid"]) < SMS or p not in traffic):
             continue
         ctas = int(r["grid"]) // SMS  # CTAs on each SM (a grid of 132 runs one per SM)

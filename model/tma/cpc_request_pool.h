@@ -42,7 +42,7 @@ class CpcRequestPool {
     ++stalls_;
     return t;
   }
-  // A request of unit `member` admitted has been answered at `done`.
+  // A request of unit `member` (a number join() gave) admitted has been answered at `done`.
   void add(uint32_t member, uint64_t done) {
     members_[member].push(done);
     ++size_;

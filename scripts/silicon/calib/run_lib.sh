@@ -72,6 +72,23 @@ profile() {  # prog kernel chunk [from to]
   done
 }
 
+# keep_points CSV FIRST LAST: only points FIRST..LAST of a family's CSV (run_family runs a family
+# from its first point to the program's last, which takes in the groups appended after).
+keep_points() {
+  awk -F, -v lo="$2" -v hi="$3" 'NR == 1 || ($1 >= lo && $1 <= hi)' "$1" >"$1.tmp" && mv "$1.tmp" "$1"
+}
+
+# traffic_range FIRST LAST: "lo hi", the traffic-list indices (space --list-traffic) of points
+# FIRST..LAST, for profile; exits when the list has none of them.
+traffic_range() {
+  "$work/bin/space" --list-traffic >"$work/traffic_list.csv"
+  local r
+  r=$(awk -F, -v lo="$1" -v hi="$2" 'NR > 1 && $2 >= lo && $2 <= hi {if (a == "") a = $1; b = $1 + 1} END {if (a != "") print a, b}' \
+    "$work/traffic_list.csv")
+  [ -n "$r" ] || { say "no traffic points among $1-$2" >&2; exit 1; }
+  echo "$r"
+}
+
 # The GPU's clocks, temperature and power now, in logs/smi_NAME.csv.
 record_smi() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw \

@@ -18,16 +18,14 @@ build_programs space
 first=837
 record_smi before
 run_family space 90 "$out/space_onset.csv" "$first"
+keep_points "$out/space_onset.csv" "$first" $((first + 35))
 only=$(seq -s, "$first" $((first + 23)))
 timeout 120 "$work/bin/space" --tile-times "$work/space_onset_tile_times.csv" --only "$only" \
   >"$work/logs/onset_tile_times.log" 2>&1
 say "tile times: rc $?, $(wc -l <"$work/space_onset_tile_times.csv") lines"
 gzip -c "$work/space_onset_tile_times.csv" >"$out/space_onset_tile_times.csv.gz"
 if [ -n "$ncu_bin" ]; then
-  # the onset points' place in the traffic list
-  "$work/bin/space" --list-traffic >"$work/traffic_list.csv"
-  lo=$(awk -F, -v p="$first" 'NR > 1 && $2 == p {print $1}' "$work/traffic_list.csv")
-  hi=$(($(wc -l <"$work/traffic_list.csv") - 1))
+  read -r lo hi < <(traffic_range "$first" $((first + 35))) || exit 1
   profile space sp_stream 40 "$lo" "$hi"
 else
   say "ncu not found"

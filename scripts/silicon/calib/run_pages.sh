@@ -17,10 +17,9 @@ build_programs space
 first=873
 record_smi before
 run_family space 90 "$out/space_pages.csv" "$first"
+keep_points "$out/space_pages.csv" "$first" $((first + 17))
 if [ -n "$ncu_bin" ]; then
-  "$work/bin/space" --list-traffic >"$work/traffic_list.csv"
-  lo=$(awk -F, -v p="$first" 'NR > 1 && $2 == p {print $1}' "$work/traffic_list.csv")
-  hi=$(($(wc -l <"$work/traffic_list.csv") - 1))
+  read -r lo hi < <(traffic_range "$first" $((first + 17))) || exit 1
   profile space sp_stream 40 "$lo" "$hi"
 else
   say "ncu not found"
