@@ -339,10 +339,24 @@ class Runner:
         return hashlib.sha256(json.dumps([scenario, sets, arch_sets, self.arch, self.sim_stamp]).encode()).hexdigest()
 
     def run_one(self, scenario, sets, arch_sets, ext=".yaml"):
-        """`scenario`: a scenario's YAML text, or with ext ".jsonl" a trace's."""
+        """`scenario`: a scenario's YAML text, or with ext ".jsonl" a trace's. Its summary, cached."""
         key = self.key(scenario, sets, arch_sets)
         if key in self.cache:
             return self.cache[key]
+        j = self.run_stats(scenario, sets, arch_sets, ext)
+        summary = {}
+        for k, v in j.items():
+            if k.startswith("summary."):
+                try:
+                    summary[k[8:]] = float(v)
+                except ValueError:
+                    summary[k[8:]] = v
+        self.cache[key] = summary
+        return summary
+
+    def run_stats(self, scenario, sets, arch_sets, ext=".yaml"):
+        """One run of the model, not cached: its whole statistics file (per-SM records included)."""
+        key = self.key(scenario, sets, arch_sets)
         path = os.path.join(self.tmp, key[:16] + ext)
         stats = os.path.join(self.tmp, key[:16] + ".json")
         with open(path, "w") as f:
@@ -356,16 +370,7 @@ class Runner:
         if p.returncode != 0:
             raise RuntimeError("model run failed (%d): %s\n%s" % (p.returncode, " ".join(cmd), p.stderr[-2000:]))
         with open(stats) as f:
-            j = json.load(f)
-        summary = {}
-        for k, v in j.items():
-            if k.startswith("summary."):
-                try:
-                    summary[k[8:]] = float(v)
-                except ValueError:
-                    summary[k[8:]] = v
-        self.cache[key] = summary
-        return summary
+            return json.load(f)
 
     def predict(self, points, arch_sets, consumer):
         """`consumer`: the measurement kernels' per-tile costs, by name (KERNEL_COSTS)."""

@@ -23,12 +23,9 @@ import collections
 import concurrent.futures
 import csv
 import gzip
-import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -88,22 +85,11 @@ def silicon_run(folder, group):
     return streams, out
 
 
-def model_run(sim, arch, arch_sets, row, tmp):
+def model_run(runner, arch_sets, row):
+    """The model's whole run of a space point: bandwidth, DRAM bytes per byte, the 4-SM CPCs' and the
+    other SMs' mean end (fractions of the run)."""
     text, sets = heldout_space.space_scenario(row, 0, whole=True)
-    path = os.path.join(tmp, "p%s.yaml" % row["point"])
-    stats = os.path.join(tmp, "p%s.json" % row["point"])
-    with open(path, "w") as f:
-        f.write(text)
-    cmd = [sim, "run", path, "--arch", arch, "--quiet", "--no-scoreboard", "--stats", stats]
-    for s in sets:
-        cmd += ["--set", s]
-    for s in arch_sets:
-        cmd += ["--arch-set", s]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise SystemExit("space_group_report.py: model run failed: %s\n%s" % (" ".join(cmd), p.stderr[-2000:]))
-    with open(stats) as f:
-        j = json.load(f)
+    j = runner.run_stats(text, sets, arch_sets)
     cpc = j["config"]["arch"]["fields"]["tma"]["cpc_of_sm"]
     size = collections.Counter(cpc)
     sms = int(j["summary.sms"])
@@ -138,9 +124,9 @@ def main():
     sil2 = silicon_run(os.path.join(data, "repeat/%s_rep2" % a.group), a.group)[1]
     points = sorted(streams, key=int)
     t0 = time.time()
-    tmp = tempfile.mkdtemp(prefix="tma-group-")
+    runner = heldout_space.cal.Runner(a.sim, arch, a.jobs, None)
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-        mod = dict(zip(points, ex.map(lambda p: model_run(a.sim, arch, a.arch_set, streams[p], tmp), points)))
+        mod = dict(zip(points, ex.map(lambda p: model_run(runner, a.arch_set, streams[p]), points)))
     took = time.time() - t0
 
     def cell(f, k, fmt):
