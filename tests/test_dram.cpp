@@ -104,6 +104,22 @@ struct Benches {
     a.dram.slow_read_extra_cycles = 100;
     return a;
   }()};
+  // Page openings paced at one every 4 cycles; no bank cost, so they are the only cost of a miss.
+  Bench paced{"paced", [] {
+    ArchConfig a = dram_arch(500);
+    a.dram.banks = 8;
+    a.dram.row_miss_cycles = 0;
+    a.dram.activations_per_cycle = 0.25;
+    return a;
+  }()};
+  // Four channels of 8 bytes a cycle, a page per 256-byte chunk.
+  Bench channels{"channels", [] {
+    ArchConfig a = dram_arch(100000);
+    a.dram.channels = 4;
+    a.dram.page_bytes = 256;
+    a.dram.row_miss_cycles = 0;
+    return a;
+  }()};
   Benches() { sc_core::sc_start(sc_core::SC_ZERO_TIME); }
 };
 Benches& benches() {
@@ -234,4 +250,30 @@ BOOST_AUTO_TEST_CASE(a_fixed_share_of_pages_is_slow_to_read) {
     const uint64_t t = 1000 * (p + 401);
     BOOST_TEST(b.driver->read(p * 2048 + 1024, t) - t == (slow[p] ? 151u : 51u), "page " << p);
   }
+}
+
+BOOST_AUTO_TEST_CASE(page_openings_are_paced_and_page_hits_pass_them) {
+  Bench& b = benches().paced;
+  // Four pages opened at cycle 0: their activations take turns, 4 cycles each, then one cycle of
+  // data each.
+  for (uint64_t k = 0; k < 4; ++k) BOOST_TEST(b.driver->read(k * kPage1, 0) == 4 * (k + 1) + 1);
+  // A read of an open page needs no activation: served at once.
+  BOOST_TEST(b.driver->read(kPage0 + 32, 0) == 1u);
+  BOOST_TEST(b.stat("row_misses") == 4);
+  BOOST_TEST(b.stat("row_hits") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(consecutive_chunks_go_to_every_channel_and_no_two_share_a_page) {
+  Bench& b = benches().channels;
+  // 64 runs of four 256-byte chunks, each run read at once: the four take the four channels
+  // (256 bytes at 8 a cycle each), whatever the run's rotation.
+  for (uint64_t run = 0; run < 64; ++run) {
+    const uint64_t t = 1000 * (run + 1);
+    std::vector<uint64_t> done;
+    for (uint64_t c = 0; c < 4; ++c) done.push_back(b.driver->read((4 * run + c) * 256, t, 256) - t);
+    BOOST_TEST(*std::max_element(done.begin(), done.end()) == 32u, "run " << run);
+  }
+  // Every chunk is its own page of its channel: 256 openings, no hit (pages stay open all along).
+  BOOST_TEST(b.stat("row_misses") == 256);
+  BOOST_TEST(b.stat("row_hits") == 0);
 }

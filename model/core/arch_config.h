@@ -144,6 +144,11 @@ struct DramConfig {
   // Channel time each access costs on top of its data, in bytes' worth (commands, bus turnaround):
   // what makes many small accesses slower than fewer large ones to the same open pages.
   uint32_t access_overhead_bytes = 0;
+  // Page openings (activations) the DRAM can make per cycle, all channels together: a pseudo-
+  // channel opens at most four rows per tFAW (and one per tRRD), so accesses that each open a page
+  // for little data (narrow rows read down a column) are paced by their openings, not their bytes.
+  // An access that opens a page starts no earlier than its activation's turn. 0: no limit.
+  double activations_per_cycle = 0;
   // Reads of some pages take longer: a page's reads are slow with probability slow_read_fraction
   // (a fixed hash of the page, so runs are reproducible) and then take slow_read_extra_cycles more.
   // A box of many rows almost surely has a slow one and completes at the slow latency; a box of

@@ -18,6 +18,10 @@ Dram::Dram(sc_core::sc_module_name name, const ArchConfig& arch)
   in.register_b_transport(this, &Dram::b_transport);
   if (cfg_.bank_bytes_per_cycle > 0)
     for (Bank& b : banks_) b.busy.configure(cfg_.bank_bytes_per_cycle, arch.sim.bandwidth_window_cycles);
+  if (cfg_.activations_per_cycle > 0)
+    activations_.assign(channels_.size(),
+                        BandwidthServer(cfg_.activations_per_cycle * kActivationUnits / channels_.size(),
+                                        arch.sim.bandwidth_window_cycles));
 }
 
 namespace {
@@ -48,7 +52,9 @@ bool Dram::page_open(Bank& bank, uint64_t page, uint64_t cycle) {
 uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t now, bool background) {
   const uint64_t nch = channels_.size(), nbank = std::max<uint32_t>(1, cfg_.banks);
   const uint64_t chunk = address / cfg_.interleave_bytes;
-  const uint64_t channel = nch > 1 ? mix(chunk) % nch : 0;
+  // Each run of nch consecutive chunks goes to all nch channels, rotated by a hash of the run (a
+  // permutation, so that no two chunks share a channel address; strided streams still spread).
+  const uint64_t channel = nch > 1 ? (chunk % nch + mix(chunk / nch)) % nch : 0;
   // Address within the channel: its chunks one after another.
   const uint64_t local = (chunk / nch) * cfg_.interleave_bytes + address % cfg_.interleave_bytes;
   const uint64_t page = local / cfg_.page_bytes;
@@ -77,6 +83,13 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t
     bank.ready = start;
   }
   if (!hit) bank.open_page = page;
+  if (!hit && !activations_.empty()) {
+    // The opening waits for its turn among the channel's activations (tFAW/tRRD pacing).
+    BandwidthServer& acts = activations_[channel];
+    acts.retire_before(settled);
+    acts.forget_before(now);
+    start = std::max(start, acts.serve(cycle, kActivationUnits));
+  }
   // A promoted read continues its fill's demand read to the same pages (the L2 asks for the whole
   // promoted span at once; only the model splits it, to give the demand part priority): it pays
   // no access overhead of its own.

@@ -50,6 +50,9 @@ class Dram : public sc_core::sc_module, public StatsProvider {
   std::vector<BandwidthServer> channels_;         // every transfer
   std::vector<BandwidthServer> demand_channels_;  // demand transfers only (background_promoted_fills)
   std::vector<Bank> banks_;  // channels x banks
+  // With activations_per_cycle: each channel's page openings, booked kActivationUnits apiece.
+  std::vector<BandwidthServer> activations_;
+  static constexpr uint64_t kActivationUnits = 64;
   uint64_t background_bytes_ = 0, aged_background_ = 0;
   uint64_t read_bytes_ = 0, write_bytes_ = 0, accesses_ = 0, row_misses_ = 0, row_hits_ = 0;
   uint64_t last_done_cycle_ = 0;

@@ -98,6 +98,7 @@ const std::vector<Field>& fields() {
       F_U32("dram.background_promoted_fills", 0, 1, dram.background_promoted_fills),
       F_U32("dram.background_max_wait_cycles", 0, 10000000, dram.background_max_wait_cycles),
       F_U32("dram.access_overhead_bytes", 0, 4096, dram.access_overhead_bytes),
+      F_DBL("dram.activations_per_cycle", 0, 1e6, dram.activations_per_cycle),
       F_DBL("dram.slow_read_fraction", 0, 1, dram.slow_read_fraction),
       F_U32("dram.slow_read_extra_cycles", 0, 1000000, dram.slow_read_extra_cycles),
       F_U32("cluster.multicast_occupancy_cycles", 0, 1000000, cluster.multicast_occupancy_cycles),
