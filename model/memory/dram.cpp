@@ -65,6 +65,12 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t
   const bool hold = cfg_.bank_bytes_per_cycle > 0;
   // Bookings older than this are settled (arrivals are out of order by far less).
   const uint64_t settled = cycle > 100000 ? cycle - 100000 : 0;
+  // Every server this access books settles its old windows and drops those before now (else a
+  // bank's ring spans the 100,000 settled cycles: host cache misses).
+  auto settle = [&](BandwidthServer& server) {
+    server.retire_before(settled);
+    server.forget_before(now);
+  };
   const bool hit = page_open(bank, page, cycle);
   if (hit) ++row_hits_; else ++row_misses_;
   uint64_t start = cycle, bank_done = 0;
@@ -73,8 +79,7 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t
     const uint64_t opening = hit ? 0 : static_cast<uint64_t>(std::ceil(cfg_.row_miss_cycles * rate));
     // Settle the bank's old windows first: a bank first used late in a long run must not book
     // from window 0 (its window ring would grow to the whole run).
-    bank.busy.retire_before(settled);
-    bank.busy.forget_before(now);  // else its ring spans the 100,000 settled cycles (host cache misses)
+    settle(bank.busy);
     bank_done = bank.busy.serve(cycle, bytes + opening);
     const uint64_t transfer = static_cast<uint64_t>(std::ceil(bytes / rate));
     start = std::max(cycle, bank_done > transfer ? bank_done - transfer : 0);
@@ -86,8 +91,7 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t
   if (!hit && !activations_.empty()) {
     // The opening waits for its turn among the channel's activations (tFAW/tRRD pacing).
     BandwidthServer& acts = activations_[channel];
-    acts.retire_before(settled);
-    acts.forget_before(now);
+    settle(acts);
     start = std::max(start, acts.serve(cycle, kActivationUnits));
   }
   // A promoted read continues its fill's demand read to the same pages (the L2 asks for the whole
@@ -106,13 +110,9 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t
     done = demand_channels_[channel].serve(start + cfg_.background_max_wait_cycles, channel_bytes);
     ++aged_background_;
   }
-  if (cfg_.background_promoted_fills) {
-    demand_channels_[channel].retire_before(settled);
-    demand_channels_[channel].forget_before(now);
-  }
+  if (cfg_.background_promoted_fills) settle(demand_channels_[channel]);
   if (hold) done = std::max(done, bank_done);
-  channels_[channel].retire_before(settled);
-  channels_[channel].forget_before(now);
+  settle(channels_[channel]);
   return done;
 }
 
