@@ -14,6 +14,8 @@
 //     dispatch the run takes exactly 2 x 1,024 cycles more than with none, and with the H100's
 //     224 ns (444 cycles) 2 x 444 more (the waves are otherwise the same: the memory system is
 //     idle between them);
+//   - set-up: 3 waves on one SM with workload.setup_cycles of 1,024 take exactly 3 x 1,024 cycles
+//     more (each CTA issues its first load that long after it starts);
 //   - a grid in waves with 2 CTAs per SM starts 2 x sms CTAs at once.
 // Timed runs happen in child processes (SystemC elaborates once per process).
 #define BOOST_TEST_MODULE ctas_per_sm
@@ -227,6 +229,30 @@ BOOST_AUTO_TEST_CASE(waves_with_the_dispatch_delay_between_them) {
   BOOST_TEST(measured.waves == 3u);
   BOOST_TEST(measured.cycles == immediate.cycles + 2 * 444,
              "with 224 ns " << measured.cycles << ", without " << immediate.cycles);
+}
+
+BOOST_AUTO_TEST_CASE(each_cta_sets_up_before_its_first_load) {
+  // 3 waves of one CTA on one SM (no other SM to share tiles with, whose order of arrival at the
+  // L2 could change), each CTA spending workload.setup_cycles before it issues (its prologue:
+  // silicon's calibration kernel takes about 2,340 cycles, docs/calibration.md): every wave starts
+  // its loads 1,024 cycles later, so the run takes exactly 3 x 1,024 more, and the delay is the
+  // CTA's (a trace of the launch carries it: test_trace.cpp).
+  ArchConfig arch = h100();
+  arch.l2.in_order_slices = 0;
+  arch.launch.cta_dispatch_ns = 0;
+  std::vector<std::string> sets = {"sms=1", "workload.m=384", "workload.n=128", "workload.k=64",
+                                   "workload.compute_cycles=3000", "workload.schedule={persistent: false}",
+                                   "workload.ctas_per_sm=1"};
+  const Run immediate = run(scenario("gemm_bf16", sets), arch);
+  sets.push_back("workload.setup_cycles=1024");
+  const Scenario s = scenario("gemm_bf16", sets);
+  BOOST_TEST(build_launch(s, arch).setup_cycles == 1024u);
+  const Run set_up = run(s, arch);
+  check_clean(set_up);
+  BOOST_TEST(set_up.waves == 3u);
+  BOOST_TEST(set_up.loads == immediate.loads);
+  BOOST_TEST(set_up.cycles == immediate.cycles + 3 * 1024,
+             "with set-up " << set_up.cycles << ", without " << immediate.cycles);
 }
 
 BOOST_AUTO_TEST_CASE(a_grid_in_waves_fills_every_slot) {

@@ -31,10 +31,11 @@ CtaIssuer::CtaIssuer(sc_core::sc_module_name name, std::vector<const CtaProgram*
 CtaIssuer::CtaIssuer(sc_core::sc_module_name name, std::vector<std::vector<const CtaProgram*>> own,
                      std::shared_ptr<CtaQueue> queue, uint32_t stages, int sm, int cta,
                      std::vector<std::shared_ptr<ClusterSync>> clusters, uint32_t smem_stride,
-                     uint64_t dispatch_cycles, double clock_mhz, InvariantLog& invariants)
+                     uint64_t dispatch_cycles, uint64_t setup_cycles, double clock_mhz, InvariantLog& invariants)
     : sc_module(name), cmd_out("cmd_out"), completion_in("completion_in"), lsu_out("lsu_out"),
       queue_(std::move(queue)), stages_(std::max<uint32_t>(1, stages)), sm_(sm), cta_(cta),
-      smem_stride_(smem_stride), dispatch_cycles_(dispatch_cycles), invariants_(invariants), clock_(clock_mhz) {
+      smem_stride_(smem_stride), dispatch_cycles_(dispatch_cycles), setup_cycles_(setup_cycles),
+      invariants_(invariants), clock_(clock_mhz) {
   init(static_cast<uint32_t>(std::max<size_t>(1, own.size())));
   for (size_t k = 0; k < slots_.size() && k < own.size(); ++k) {
     slots_[k]->own = std::move(own[k]);
@@ -198,6 +199,8 @@ void CtaIssuer::produce(Slot& s) {
     if (!cta) break;
     ++s.ctas_run;
     running_changed(+1);
+    // The CTA's own prologue (barrier set-up, its tile walk's arithmetic) before it issues anything.
+    if (setup_cycles_) sc_core::wait(clock_.to_time(setup_cycles_));
     const size_t first = s.steps.size();
     for (const Step& st : cta->steps) s.steps.push_back(&st);
     s.got.resize(s.steps.size(), 0);

@@ -357,6 +357,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
   w.stages = static_cast<uint32_t>(n["stages"].as_uint64_or(2, 1, 64));
   if (!n["compute_cycles"].is_null())
     w.compute_cycles = static_cast<uint32_t>(n["compute_cycles"].as_uint64(0, 1u << 30));
+  w.setup_cycles = static_cast<uint32_t>(n["setup_cycles"].as_uint64_or(0, 0, 1u << 30));
   w.max_tiles_per_sm = n["max_tiles_per_sm"].as_uint64_or(0, 0, uint64_t{1} << 40);
   const std::string order = n["tile_order"].as_string_or("row_major");
   if (order != "row_major" && order != "column_major")
@@ -369,7 +370,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     w.ctas_per_sm = c.is_scalar() && c.as_string() == "auto" ? 0 : static_cast<uint32_t>(c.as_uint64(1, 255));
   }
   if (kind == "gemm") {
-    n.check_keys({"kind", "ctas_per_sm", "a", "b", "c", "m", "n", "k", "stages", "compute_cycles", "max_tiles_per_sm", "tile_order",
+    n.check_keys({"kind", "ctas_per_sm", "a", "b", "c", "m", "n", "k", "stages", "compute_cycles", "setup_cycles", "max_tiles_per_sm", "tile_order",
                   "schedule", "prefetch_descriptors", "multicast_a", "consumer_reads", "mma_dtype"});
     read_schedule(n, w.schedule);
     w.kind = WorkloadKind::gemm;
@@ -384,7 +385,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     if (w.multicast_a && s.cluster_size < 2) throw n["multicast_a"].error("multicast needs cluster_size of 2 or more");
     check_gemm(n, s, w);
   } else if (kind == "conv") {
-    n.check_keys({"kind", "ctas_per_sm", "activation", "filter", "filter_size", "output_channel_tiles", "stages", "compute_cycles",
+    n.check_keys({"kind", "ctas_per_sm", "activation", "filter", "filter_size", "output_channel_tiles", "stages", "compute_cycles", "setup_cycles",
                   "max_tiles_per_sm", "tile_order", "schedule", "prefetch_descriptors", "consumer_reads", "mma_dtype"});
     read_schedule(n, w.schedule);
     w.kind = WorkloadKind::conv;
@@ -399,7 +400,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     w.output_channel_tiles = static_cast<uint32_t>(n["output_channel_tiles"].as_uint64_or(1, 1, 1u << 16));
     check_conv(n, s, w);
   } else if (kind == "stream") {
-    n.check_keys({"kind", "ctas_per_sm", "load", "store", "reduce", "passes", "stages", "compute_cycles", "max_tiles_per_sm",
+    n.check_keys({"kind", "ctas_per_sm", "load", "store", "reduce", "passes", "stages", "compute_cycles", "setup_cycles", "max_tiles_per_sm",
                   "tile_order", "prefetch_descriptors", "consumer_reads", "multicast", "multicast_issuer", "shared_tiles"});
     w.kind = WorkloadKind::stream;
     w.passes = static_cast<uint32_t>(n["passes"].as_uint64_or(1, 1, 1u << 20));
@@ -445,7 +446,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     }
     if (!w.load.empty() && !w.store.empty()) check_stream_store(n, s, w);
   } else if (kind == "attention" || kind == "decode") {
-    n.check_keys({"kind", "ctas_per_sm", "q", "k", "v", "o", "causal", "split_kv", "stages", "compute_cycles", "max_tiles_per_sm",
+    n.check_keys({"kind", "ctas_per_sm", "q", "k", "v", "o", "causal", "split_kv", "stages", "compute_cycles", "setup_cycles", "max_tiles_per_sm",
                   "schedule", "prefetch_descriptors", "consumer_reads", "mma_dtype"});
     w.kind = WorkloadKind::attention;
     w.decode = kind == "decode";
@@ -461,7 +462,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     read_mma(n, s, w.query, w);
     check_attention(n, s, w);
   } else if (kind == "ops") {
-    n.check_keys({"kind", "ops", "stages", "compute_cycles", "max_tiles_per_sm", "tile_order", "prefetch_descriptors",
+    n.check_keys({"kind", "ops", "stages", "compute_cycles", "setup_cycles", "max_tiles_per_sm", "tile_order", "prefetch_descriptors",
                   "consumer_reads"});
     w.kind = WorkloadKind::ops;
     YamlField list = n["ops"];

@@ -59,6 +59,9 @@ struct Workload {
   // Consumer work per step. Unset: gemm, conv and attention take their step's MMA flops at the
   // architecture's rate for `mma`; the others none.
   std::optional<uint32_t> compute_cycles;
+  // What each CTA does before its first operation (its prologue's own instructions: mbarrier
+  // set-up, the tile walk's arithmetic), in cycles: its producer issues nothing before.
+  uint32_t setup_cycles = 0;
   MmaType mma = MmaType::bf16;         // from mma_dtype, else from the A (activation, Q) data type
   uint64_t max_tiles_per_sm = 0;       // 0: every tile of the problem
   TileSchedule schedule;               // tile order (raster; grouping and swizzle for gemm and conv), persistence
