@@ -191,6 +191,16 @@ std::vector<SpPoint> make_points() {
     for (bool col : {false, true}) add("pages", 256, 64, 256, 0, col, 3, 1, L2State::clean, rb);
   for (int rb : {512, 16384})
     for (int l2 : {0, 128}) add("pages", 256, 32, 256, l2, true, 3, 1, L2State::clean, rb);
+  // startup (appended after pages): is what a single pass over an L2-resident tensor spends beyond
+  // the model (about 1 us on the H100's capacity and hits points, whatever the size) a fixed cost
+  // or a rate? The same streams over 2-24 MB: the time against the size gives both (intercept and
+  // slope). Warm 128 B x 64 (bound by the consumer), 64 B x 256 (by the L2's bytes) and 32 B x 256
+  // (by its requests); clean twins of two, read from DRAM, tell whether the cost is the warm L2's.
+  for (int mb : {2, 4, 8, 16}) add("startup", mb, 128, 64, 0, false, 4, 1, L2State::warm);
+  for (int inner : {64, 32})
+    for (int mb : {4, 8, 16, 24}) add("startup", mb, inner, 256, 0, false, 4, 2, L2State::warm);
+  for (int mb : {4, 8, 16, 24}) add("startup", mb, 64, 256, 0, false, 4, 2, L2State::clean);
+  for (int mb : {4, 16}) add("startup", mb, 128, 64, 0, false, 4, 1, L2State::clean);
   return v;
 }
 
@@ -201,7 +211,7 @@ std::vector<size_t> traffic_points(const std::vector<SpPoint>& pts) {
   for (size_t i = 0; i < pts.size(); ++i) {
     const SpPoint& p = pts[i];
     if (p.group == "state" || p.group == "load" || p.group == "inflight" || p.group == "fills" || p.group == "sync" ||
-        p.group == "capacity" || p.group == "onset" || p.group == "pages" || (p.group == "tall" && p.cps == 2 && p.state == L2State::clean) ||
+        p.group == "capacity" || p.group == "onset" || p.group == "pages" || p.group == "startup" || (p.group == "tall" && p.cps == 2 && p.state == L2State::clean) ||
         (p.group == "grid" && p.inner >= 32 && p.inner <= 128 && (p.rows == 64 || p.rows == 256)))
       t.push_back(i);
   }
