@@ -92,10 +92,17 @@ struct L2Config {
   // Slices that answer their reads in the order they came (a hit waits behind an earlier miss of
   // its slice), lines spread over them by address hash; 0: every read answered when its data is in.
   uint32_t in_order_slices = 0;
+  // 1: a read whose sectors were all in the L2 before it came waits behind its slice's earlier
+  // misses too; 0: it is answered at once, only misses and hits on fills in flight keep the order.
+  uint32_t in_order_settled_hits = 1;
   // Tag lookups all slices make per cycle (0: unlimited). A request looks up each line it
   // touches, and each other line of its promotion region (hit or miss: the L2 must know which
   // promoted sectors to fetch), so 256B promotion of narrow rows costs lookup rate.
   double tag_lookups_per_cycle = 0;
+  // Requests all slices take per cycle, whatever their size (0: unlimited): what holds L2-resident
+  // streams of narrow rows below the slices' bytes (silicon: 64.7 a cycle of 32-byte hits on the
+  // H100, where 64-byte ones reach its bytes a cycle first).
+  double requests_per_cycle = 0;
   // Two partitions on Hopper: a line lives in one (by address hash); an SM reaching a line of
   // the other partition goes through the inter-partition crossbar, and both partitions count
   // the sectors (what ncu's lts__t_sectors shows).

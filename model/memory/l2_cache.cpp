@@ -20,6 +20,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const ArchConfig& arch, GlobalMem
       reduction_miss_path_(arch.l2.reduction_miss_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
       crossbar_(arch.l2.crossbar_bytes_per_cycle, arch.sim.bandwidth_window_cycles),
       tag_lookups_(arch.l2.tag_lookups_per_cycle > 0 ? arch.l2.tag_lookups_per_cycle : 1, arch.sim.bandwidth_window_cycles),
+      request_rate_(arch.l2.requests_per_cycle > 0 ? arch.l2.requests_per_cycle : 1, arch.sim.bandwidth_window_cycles),
       window_(arch.sim.bandwidth_window_cycles) {
   in.register_b_transport(this, &L2Cache::b_transport);
   in_order_done_.assign(arch.l2.in_order_slices, 0);
@@ -375,6 +376,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   const uint64_t look_end = (std::max(address + bytes, p ? (address + bytes + p - 1) / p * p : 0) + line - 1) / line;
   tag_lookups_made_ += look_end - look_begin;
   if (cfg_.tag_lookups_per_cycle > 0) t_ready = std::max(t_ready, tag_lookups_.serve(t_arrive, look_end - look_begin));
+  if (cfg_.requests_per_cycle > 0) t_ready = std::max(t_ready, request_rate_.serve(t_arrive, 1));
   taken = std::max(taken, t_ready);
 
   // Sector lookup, one line at a time.
@@ -423,8 +425,10 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
     t_ready = std::max(t_ready, fill(first, last, req->promotion_bytes, t_arrive, req->sm, fetched));
   }
   t_ready = std::max(t_ready, wait_for);
-  if (!in_order_done_.empty() && req->access == MemAccess::read) {
-    // The slice answers its reads in the order they came: a hit waits behind an earlier miss.
+  // The slice answers its reads in the order they came: a hit waits behind an earlier miss (with
+  // in_order_settled_hits 0, only a hit on a fill still in flight: one on data already in passes).
+  const bool data_in = !missed && wait_for <= t_arrive;
+  if (!in_order_done_.empty() && req->access == MemAccess::read && (cfg_.in_order_settled_hits || !data_in)) {
     uint64_t& previous = in_order_done_[slice_of(address / cfg_.line_bytes)];
     if (previous > t_ready) {
       ++in_order_waits_;
@@ -510,6 +514,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   reduction_miss_path_.retire_before(settled);
   crossbar_.retire_before(settled);
   tag_lookups_.retire_before(settled);
+  request_rate_.retire_before(settled);
   to_sm_[port].retire_before(settled);
   from_sm_[port].retire_before(settled);
 }

@@ -127,6 +127,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   bool prefilling_ = false;
   BandwidthServer slices_, write_path_, reduction_alu_, reduction_miss_path_, crossbar_;
   BandwidthServer tag_lookups_;  // in lookups, not bytes
+  BandwidthServer request_rate_;  // in requests, not bytes
   uint64_t tag_lookups_made_ = 0;
   std::vector<BandwidthServer> to_sm_, from_sm_;
   GpcCoalescer coalescer_{1, 1, 0, 128, 32};  // set up once the SMs are bound
