@@ -1,8 +1,7 @@
 // The L2's slices answering their reads in the order they came (l2.in_order_slices) and the
 // requests in flight the SMs of a CPC share (CpcRequestPool, tma.cpc_outstanding_requests): the two
 // rules that let silicon's fast SMs run ahead of the others and stay ahead (docs/calibration.md,
-// "CPC pools and in-order slices"), with hits on data already in passing the misses
-// (l2.in_order_settled_hits 0), and the rate at which the slices take requests
+// "CPC pools and in-order slices"), and the rate at which the slices take requests
 // (l2.requests_per_cycle). The L2 and a DRAM are driven directly.
 #define BOOST_TEST_MODULE l2_in_order
 #include <boost/test/unit_test.hpp>
@@ -20,19 +19,18 @@ int sc_main(int, char**) { return 0; }
 
 namespace {
 
-ArchConfig arch(uint32_t in_order_slices, uint32_t settled_hits_wait = 1, double requests_per_cycle = 0) {
+ArchConfig arch(uint32_t in_order_slices, double requests_per_cycle = 0) {
   ArchConfig a = test::round_number_l2_arch(0);
   a.l2.in_order_slices = in_order_slices;
-  a.l2.in_order_settled_hits = settled_hits_wait;
   a.l2.requests_per_cycle = requests_per_cycle;
   return a;
 }
 
 struct Benches {
-  // One slice that answers in order, and the same L2 without the rule; one whose hits on data
-  // already in pass the misses; one that takes a request every other cycle.
+  // One slice that answers in order, and the same L2 without the rule; one that takes a request
+  // every other cycle.
   test::L2Bench in_order{"in_order", arch(1)}, any_order{"any_order", arch(0)};
-  test::L2Bench settled_pass{"settled_pass", arch(1, 0)}, request_bound{"request_bound", arch(0, 1, 0.5)};
+  test::L2Bench request_bound{"request_bound", arch(0, 0.5)};
   Benches() { sc_core::sc_start(sc_core::SC_ZERO_TIME); }
 };
 Benches& benches() {
@@ -65,21 +63,6 @@ BOOST_AUTO_TEST_CASE(a_hit_behind_a_miss_of_its_slice_waits_for_the_miss) {
     const uint64_t later = b->driver->read(warm, 128, 0, a_back + 1000);
     BOOST_TEST(later == a_back + 1000 + 12);
   }
-}
-
-BOOST_AUTO_TEST_CASE(a_hit_on_data_already_in_passes_the_misses_when_settled_hits_do_not_wait) {
-  // l2.in_order_settled_hits 0: B's hit (its line filled long before) is back 12 cycles after it
-  // is asked for although A's miss went first; a hit on A's line while its fill is in flight still
-  // waits for the fill (its data) and keeps the slice's order.
-  test::L2Bench& b = benches().settled_pass;
-  const uint64_t a = 0x100000, warm = 0x200000, t = 100000;
-  b.driver->read(warm, 128, 0, 10000);
-  const uint64_t a_back = b.driver->read(a, 128, 0, t);
-  BOOST_TEST(a_back > t + 100, "the miss is back after " << a_back - t);
-  BOOST_TEST(b.driver->read(warm, 128, 0, t + 5) == t + 5 + 12);
-  BOOST_TEST(test::L2Bench::stat(*b.l2, "in_order_waits") == 0);
-  const uint64_t in_flight = b.driver->read(a, 32, 0, t + 10);
-  BOOST_TEST(in_flight >= a_back, "a hit on the fill in flight is back at " << in_flight << ", the fill at " << a_back);
 }
 
 BOOST_AUTO_TEST_CASE(the_slices_take_requests_at_their_rate_whatever_their_size) {

@@ -92,9 +92,6 @@ struct L2Config {
   // Slices that answer their reads in the order they came (a hit waits behind an earlier miss of
   // its slice), lines spread over them by address hash; 0: every read answered when its data is in.
   uint32_t in_order_slices = 0;
-  // 1: a read whose sectors were all in the L2 before it came waits behind its slice's earlier
-  // misses too; 0: it is answered at once, only misses and hits on fills in flight keep the order.
-  uint32_t in_order_settled_hits = 1;
   // Tag lookups all slices make per cycle (0: unlimited). A request looks up each line it
   // touches, and each other line of its promotion region (hit or miss: the L2 must know which
   // promoted sectors to fetch), so 256B promotion of narrow rows costs lookup rate.

@@ -425,10 +425,8 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
     t_ready = std::max(t_ready, fill(first, last, req->promotion_bytes, t_arrive, req->sm, fetched));
   }
   t_ready = std::max(t_ready, wait_for);
-  // The slice answers its reads in the order they came: a hit waits behind an earlier miss (with
-  // in_order_settled_hits 0, only a hit on a fill still in flight: one on data already in passes).
-  const bool data_in = !missed && wait_for <= t_arrive;
-  if (!in_order_done_.empty() && req->access == MemAccess::read && (cfg_.in_order_settled_hits || !data_in)) {
+  if (!in_order_done_.empty() && req->access == MemAccess::read) {
+    // The slice answers its reads in the order they came: a hit waits behind an earlier miss.
     uint64_t& previous = in_order_done_[slice_of(address / cfg_.line_bytes)];
     if (previous > t_ready) {
       ++in_order_waits_;
