@@ -56,9 +56,10 @@ def space_scenario(r, tiles_per_sm, whole=False, ctas="real"):
     mb, rb, inner, nrows = int(r["tensor_mb"]), int(r["row_bytes"]), int(r["inner_bytes"]), int(r["rows"])
     cps = int(r["ctas_per_sm"])
     swz = r["swizzle"]
-    # The capacity, hits and startup groups' 2-64 MB tensors run whole: what a second read finds,
-    # or the fixed cost against the rate, is the point.
-    whole = whole or r["group"] in ("capacity", "hits", "startup")
+    # The capacity, hits and startup groups' 2-64 MB tensors, and any warm tensor under 64 MB (one
+    # short pass over L2-resident data), run whole: what a second read finds, or the fixed cost
+    # against the rate, is the point.
+    whole = whole or r["group"] in ("capacity", "hits", "startup") or (r["l2_state"] == "warm" and mb < 64)
     per_sm = 0 if whole else cal.block_aligned_sample(tiles_per_sm, mb, rb, inner, nrows, r["order"])
     if ctas == "approx":
         # The older replay: N CTAs on an SM as one issuer with their stages together and 1/N of
