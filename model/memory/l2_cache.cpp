@@ -42,10 +42,11 @@ void L2Cache::end_of_elaboration() {
 }
 
 // Lines spread over the sets by a hash of the line address, as GPU L2s do, so that strided
-// tensors do not all land in a few sets. Each run of `sets_` consecutive lines takes every set once, in a rotation hashed from the run:
-// a contiguous footprint spreads evenly over the sets, as silicon's address hash spreads it (a warm
-// 24 MB tensor, 36 MB with its near copies, stays whole in the H100's 50 MB; a random set per line
-// overflows 2-6% of such sets), while strided footprints still meet different sets run by run.
+// tensors do not all land in a few sets. Each run of `sets_` consecutive lines takes every set
+// once, in a rotation hashed from the run: a contiguous footprint spreads evenly over the sets, as
+// silicon's address hash spreads it (a warm 24 MB tensor, 36 MB with its near copies, stays whole
+// in the H100's 50 MB; a random set per line overflows 2-6% of such sets), while strided
+// footprints still meet different sets run by run.
 size_t L2Cache::set_of(uint64_t line_index) const {
   uint64_t r = line_index / sets_;
   r ^= r >> 17;

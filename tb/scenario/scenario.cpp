@@ -343,6 +343,14 @@ void read_schedule(const YamlField& w, TileSchedule& out, bool tiles = true) {
   out.persistent = n["persistent"].as_bool_or(true);
 }
 
+// The keys every workload kind takes (read before the kind is known), and those of one kind.
+void check_workload_keys(const YamlField& n, std::initializer_list<const char*> own) {
+  std::vector<std::string> allowed = {"kind", "stages", "compute_cycles", "setup_cycles", "max_tiles_per_sm",
+                                      "prefetch_descriptors", "consumer_reads"};
+  allowed.insert(allowed.end(), own.begin(), own.end());
+  n.check_keys(allowed);
+}
+
 Workload read_workload(const YamlField& n, const Scenario& s) {
   Workload w;
   const std::string kind = n["kind"].as_string();
@@ -370,8 +378,8 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     w.ctas_per_sm = c.is_scalar() && c.as_string() == "auto" ? 0 : static_cast<uint32_t>(c.as_uint64(1, 255));
   }
   if (kind == "gemm") {
-    n.check_keys({"kind", "ctas_per_sm", "a", "b", "c", "m", "n", "k", "stages", "compute_cycles", "setup_cycles", "max_tiles_per_sm", "tile_order",
-                  "schedule", "prefetch_descriptors", "multicast_a", "consumer_reads", "mma_dtype"});
+    check_workload_keys(n, {"ctas_per_sm", "a", "b", "c", "m", "n", "k", "tile_order", "schedule", "multicast_a",
+                            "mma_dtype"});
     read_schedule(n, w.schedule);
     w.kind = WorkloadKind::gemm;
     w.a = need_descriptor("a");
@@ -385,8 +393,8 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     if (w.multicast_a && s.cluster_size < 2) throw n["multicast_a"].error("multicast needs cluster_size of 2 or more");
     check_gemm(n, s, w);
   } else if (kind == "conv") {
-    n.check_keys({"kind", "ctas_per_sm", "activation", "filter", "filter_size", "output_channel_tiles", "stages", "compute_cycles", "setup_cycles",
-                  "max_tiles_per_sm", "tile_order", "schedule", "prefetch_descriptors", "consumer_reads", "mma_dtype"});
+    check_workload_keys(n, {"ctas_per_sm", "activation", "filter", "filter_size", "output_channel_tiles", "tile_order",
+                            "schedule", "mma_dtype"});
     read_schedule(n, w.schedule);
     w.kind = WorkloadKind::conv;
     w.activation = need_descriptor("activation");
@@ -400,8 +408,8 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     w.output_channel_tiles = static_cast<uint32_t>(n["output_channel_tiles"].as_uint64_or(1, 1, 1u << 16));
     check_conv(n, s, w);
   } else if (kind == "stream") {
-    n.check_keys({"kind", "ctas_per_sm", "load", "store", "reduce", "passes", "stages", "compute_cycles", "setup_cycles", "max_tiles_per_sm",
-                  "tile_order", "prefetch_descriptors", "consumer_reads", "multicast", "multicast_issuer", "shared_tiles"});
+    check_workload_keys(n, {"ctas_per_sm", "load", "store", "reduce", "passes", "tile_order", "multicast",
+                            "multicast_issuer", "shared_tiles"});
     w.kind = WorkloadKind::stream;
     w.passes = static_cast<uint32_t>(n["passes"].as_uint64_or(1, 1, 1u << 20));
     // `load` may be left out (or null) only by a store-only (or reduce-only) stream, which has `store`.
@@ -446,8 +454,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     }
     if (!w.load.empty() && !w.store.empty()) check_stream_store(n, s, w);
   } else if (kind == "attention" || kind == "decode") {
-    n.check_keys({"kind", "ctas_per_sm", "q", "k", "v", "o", "causal", "split_kv", "stages", "compute_cycles", "setup_cycles", "max_tiles_per_sm",
-                  "schedule", "prefetch_descriptors", "consumer_reads", "mma_dtype"});
+    check_workload_keys(n, {"ctas_per_sm", "q", "k", "v", "o", "causal", "split_kv", "schedule", "mma_dtype"});
     w.kind = WorkloadKind::attention;
     w.decode = kind == "decode";
     w.query = need_descriptor("q");
@@ -462,8 +469,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     read_mma(n, s, w.query, w);
     check_attention(n, s, w);
   } else if (kind == "ops") {
-    n.check_keys({"kind", "ops", "stages", "compute_cycles", "setup_cycles", "max_tiles_per_sm", "tile_order", "prefetch_descriptors",
-                  "consumer_reads"});
+    check_workload_keys(n, {"ops", "tile_order"});
     w.kind = WorkloadKind::ops;
     YamlField list = n["ops"];
     if (!list.is_list() || list.size() == 0) throw list.error("expected a non-empty list of operations");
