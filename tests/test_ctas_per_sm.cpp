@@ -16,6 +16,11 @@
 //     idle between them);
 //   - set-up: 3 waves on one SM with workload.setup_cycles of 1,024 take exactly 3 x 1,024 cycles
 //     more (each CTA issues its first load that long after it starts);
+//   - issue: a stream on one SM whose producer takes workload.issue_cycles a step (silicon's
+//     space.cu: 325-447 cycles, docs/calibration.md) issues its 16 tiles that far apart: with
+//     20,000 cycles a step (each tile, from a warm L2, back long before the next is asked for) the run takes
+//     exactly 15 x 10,000 cycles more than with 10,000, and with more cycles a step than a tile's
+//     trip over the stages, small tiles stream at one per issue_cycles;
 //   - a grid in waves with 2 CTAs per SM starts 2 x sms CTAs at once.
 // Timed runs happen in child processes (SystemC elaborates once per process).
 #define BOOST_TEST_MODULE ctas_per_sm
@@ -253,6 +258,31 @@ BOOST_AUTO_TEST_CASE(each_cta_sets_up_before_its_first_load) {
   BOOST_TEST(set_up.loads == immediate.loads);
   BOOST_TEST(set_up.cycles == immediate.cycles + 3 * 1024,
              "with set-up " << set_up.cycles << ", without " << immediate.cycles);
+}
+
+BOOST_AUTO_TEST_CASE(each_step_issues_after_the_producers_own_cycles) {
+  // One SM, 16 tiles of 64x64 bf16 from a warm L2, 4 stages, no consumer work: the producer's own
+  // loop sets when each step issues. 10,000 and 20,000 cycles a step are both far longer than a
+  // tile's trip, so every tile finds the memory system idle and takes the same time (from DRAM a
+  // page left open or not changes it by a few cycles), and the runs differ by exactly the 15 gaps
+  // between the 16 issues.
+  ArchConfig arch = h100();
+  arch.l2.in_order_slices = 0;
+  std::vector<std::string> sets = {"sms=1", "l2_warm=true", "workload.max_tiles_per_sm=16", "workload.compute_cycles=0"};
+  const Run free_running = run(scenario("stream_tiles", sets), arch);
+  sets.push_back("workload.issue_cycles=10000");
+  const Scenario s = scenario("stream_tiles", sets);
+  BOOST_TEST(build_launch(s, arch).issue_cycles == 10000u);
+  const Run ten = run(s, arch);
+  sets.back() = "workload.issue_cycles=20000";
+  const Run twenty = run(scenario("stream_tiles", sets), arch);
+  check_clean(ten);
+  check_clean(twenty);
+  BOOST_TEST(ten.loads == 16u);
+  BOOST_TEST(twenty.cycles == ten.cycles + 15 * 10000, "20,000 a step " << twenty.cycles << ", 10,000 " << ten.cycles);
+  // Unbound by its issue, the stream takes far less than the 15 gaps.
+  BOOST_TEST(free_running.cycles < 15 * 10000u);
+  BOOST_TEST(ten.cycles > 15 * 10000u);
 }
 
 BOOST_AUTO_TEST_CASE(a_grid_in_waves_fills_every_slot) {

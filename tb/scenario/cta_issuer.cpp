@@ -31,11 +31,12 @@ CtaIssuer::CtaIssuer(sc_core::sc_module_name name, std::vector<const CtaProgram*
 CtaIssuer::CtaIssuer(sc_core::sc_module_name name, std::vector<std::vector<const CtaProgram*>> own,
                      std::shared_ptr<CtaQueue> queue, uint32_t stages, int sm, int cta,
                      std::vector<std::shared_ptr<ClusterSync>> clusters, uint32_t smem_stride,
-                     uint64_t dispatch_cycles, uint64_t setup_cycles, double clock_mhz, InvariantLog& invariants)
+                     uint64_t dispatch_cycles, uint64_t setup_cycles, uint64_t issue_cycles, double clock_mhz,
+                     InvariantLog& invariants)
     : sc_module(name), cmd_out("cmd_out"), completion_in("completion_in"), lsu_out("lsu_out"),
       queue_(std::move(queue)), stages_(std::max<uint32_t>(1, stages)), sm_(sm), cta_(cta),
       smem_stride_(smem_stride), dispatch_cycles_(dispatch_cycles), setup_cycles_(setup_cycles),
-      invariants_(invariants), clock_(clock_mhz) {
+      issue_cycles_(issue_cycles), invariants_(invariants), clock_(clock_mhz) {
   init(static_cast<uint32_t>(std::max<size_t>(1, own.size())));
   for (size_t k = 0; k < slots_.size() && k < own.size(); ++k) {
     slots_[k]->own = std::move(own[k]);
@@ -209,6 +210,7 @@ void CtaIssuer::produce(Slot& s) {
     for (const IssueOp& op : cta->prologue) issue(s, op, kBulkMbarrier);
     ++s.prologues_issued;  // the CTA cannot end before (its prefetches are its bulk operations too)
     s.cta_started.notify(sc_core::SC_ZERO_TIME);
+    uint64_t last_step_issue = 0;
     for (size_t i = first; i < s.steps.size(); ++i) {
       const Step& st = *s.steps[i];
       const uint32_t stage = static_cast<uint32_t>(i % stages_);
@@ -224,6 +226,12 @@ void CtaIssuer::produce(Slot& s) {
         sc_core::wait(s.cluster->changed);
       }
       producer_stall_cycles_ += clock_.now_cycles() - t0;
+      // The producer's own loop: this step issues at the soonest issue_cycles after the CTA's last.
+      if (issue_cycles_ && i > first) {
+        const uint64_t at = last_step_issue + issue_cycles_, now = clock_.now_cycles();
+        if (at > now) sc_core::wait(clock_.to_time(at - now));
+      }
+      last_step_issue = clock_.now_cycles();
       for (size_t j = 0; j < st.loads.size(); ++j) {
         if (j == st.release_wait_from) {
           const uint64_t w0 = clock_.now_cycles();

@@ -62,6 +62,10 @@ struct Workload {
   // What each CTA does before its first operation (its prologue's own instructions: mbarrier
   // set-up, the tile walk's arithmetic), in cycles: its producer issues nothing before.
   uint32_t setup_cycles = 0;
+  // The producer's own cycles per step: its next step issues at the soonest this long after the
+  // last one did (its loop: the stage wait, arrive.expect_tx, the copies, the tile walk). Sets
+  // the rate of streams of small tiles, which nothing else binds.
+  uint32_t issue_cycles = 0;
   MmaType mma = MmaType::bf16;         // from mma_dtype, else from the A (activation, Q) data type
   uint64_t max_tiles_per_sm = 0;       // 0: every tile of the problem
   TileSchedule schedule;               // tile order (raster; grouping and swizzle for gemm and conv), persistence

@@ -528,6 +528,7 @@ Launch build_launch(const Scenario& s, const ArchConfig& arch) {
     case WorkloadKind::trace: throw std::runtime_error("a trace's CTAs come from its file (load_trace)");
   }
   launch.setup_cycles = s.workload.setup_cycles;
+  launch.issue_cycles = s.workload.issue_cycles;
   // Every CTA prefetches the descriptors when it starts.
   if (s.workload.prefetch_descriptors) {
     for (CtaProgram& p : launch.ctas) {
