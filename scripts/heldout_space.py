@@ -16,6 +16,7 @@ schedule: DRAM bytes, which depend on the whole schedule, are not compared). Sta
 """
 import argparse
 import csv
+import functools
 import os
 import statistics
 import sys
@@ -24,7 +25,15 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import calibrate as cal  # noqa: E402  (the Runner, scenario writers and cache)
 
-CONSUMER_CYCLES = 340  # the bandwidth kernel's consumer per tile (calibrate.py's KERNEL_COSTS)
+# space.cu's own costs, measured (scripts/silicon/calib/run_roundtrip.sh, run_builds.sh): its
+# consumer's work a tile (wait returned, one shared-memory read, the release: roundtrip.csv's
+# consumer_cycles, 95 on both GPUs), and its producer's loop, after which it issues the next load:
+# 325-449 cycles depending on how the build that measured each data file compiled it
+# (space_builds.csv: each data file's build, timed at point 0, whose 256 B tiles nothing else binds).
+# The bandwidth kernel's fitted 340 (calibrate.py) stood in for both before.
+# The bandwidth kernel's fitted per-tile cost: what the replays of kernels whose own costs were not
+# measured (gemm.cu here, workloads.cu in heldout_workloads.py) pay per stage.
+FITTED_CONSUMER_CYCLES = 340
 # space.cu's CTAs issue their first load 1,120-1,250 ns (median 1,180: 2,340 cycles at 1,980 MHz)
 # after they start: its prologue's own instructions (mostly the tile walk's 64-bit divisions), the
 # same on the H100 and the H200 (tile times against CTA starts, space_startup*; prologue.csv).
@@ -33,9 +42,35 @@ SETUP_CYCLES = 2340
 NOISE = 0.03
 
 
+@functools.lru_cache(maxsize=None)
+def kernel_costs(data):
+    """(consumer cycles a tile, {data file name: issue cycles a load}) of space.cu, measured on the GPU
+    whose folder is `data` (tests/calibration/GPU)."""
+    cons = [float(r["consumer_cycles"]) for r in rows(os.path.join(data, "roundtrip.csv")) if r["stamps"] == "1"]
+    by_build, files = {}, {}
+    for r in rows(os.path.join(data, "space_builds.csv")):
+        if r["point"] == "0":
+            by_build.setdefault(r["build"], []).append(float(r["cycles_per_tile"]))
+            for f in r["data_files"].split("+"):
+                gpu, name = f.split("/")
+                if gpu == os.path.basename(data.rstrip("/")):
+                    files[name] = r["build"]
+    return statistics.median(cons), {f: round(statistics.median(by_build[b])) for f, b in files.items()}
+
+
 def rows(path):
+    """The rows of a CSV that measured (status ok), each with its file's path (`path`)."""
     with open(path) as f:
-        return [r for r in csv.DictReader(f) if r.get("status", "ok") == "ok"]
+        return [dict(r, path=path) for r in csv.DictReader(f) if r.get("status", "ok") == "ok"]
+
+
+def costs_of(r):
+    """kernel_costs() of the GPU that measured row r, and the issue cycles of the build that did."""
+    parts = os.path.abspath(r["path"]).split(os.sep)
+    gpu_dir = os.sep.join(parts[:parts.index("calibration") + 2])
+    consumer, issue = kernel_costs(gpu_dir)
+    # A traffic file (ncu) was measured by the same build as its timing file.
+    return consumer, issue[os.path.basename(r["path"]).replace("_traffic", "")]
 
 
 def space_rows(data, pattern, extra=("_load", "_inflight", "_fills", "_sync", "_hits", "_startup")):
@@ -59,7 +94,10 @@ def space_scenario(r, tiles_per_sm, whole=False, ctas="real"):
     # The capacity, hits and startup groups' 2-64 MB tensors, and any warm tensor under 64 MB (one
     # short pass over L2-resident data), run whole: what a second read finds, or the fixed cost
     # against the rate, is the point.
-    whole = whole or r["group"] in ("capacity", "hits", "startup") or (r["l2_state"] == "warm" and mb < 64)
+    # A dirty L2's write-backs are a fixed amount (what the memset left) that a whole pass spreads
+    # over its length and a sample would crowd into its few tiles: dirty points run whole.
+    whole = whole or r["group"] in ("capacity", "hits", "startup") or (r["l2_state"] == "warm" and mb < 64) \
+        or r["l2_state"] == "dirty"
     per_sm = 0 if whole else cal.block_aligned_sample(tiles_per_sm, mb, rb, inner, nrows, r["order"])
     if ctas == "approx":
         # The older replay: N CTAs on an SM as one issuer with their stages together and 1/N of
@@ -67,7 +105,7 @@ def space_scenario(r, tiles_per_sm, whole=False, ctas="real"):
         text = cal.stream_scenario(mb, rb, inner, nrows, swz, r["l2_promotion"], r["order"], int(r["stages"]) * cps,
                                    False, per_sm, 1)
         text = text.replace("l2_warm: false\n", "l2_state: %s\n" % r["l2_state"])
-        return text, ["workload.compute_cycles=%d" % round(CONSUMER_CYCLES / cps)]
+        return text, ["workload.compute_cycles=%d" % round(FITTED_CONSUMER_CYCLES / cps)]
     # As silicon runs it: a grid of N CTAs per SM (CTA e on SM e % 132, taking tiles e, e + grid,
     # ...), each its own issuer and consumer with its own S-stage ring; the sample of tiles per SM
     # is shared by the SM's CTAs (workload.ctas_per_sm, docs/scenarios.md). A grid smaller than the
@@ -75,7 +113,8 @@ def space_scenario(r, tiles_per_sm, whole=False, ctas="real"):
     text = cal.stream_scenario(mb, rb, inner, nrows, swz, r["l2_promotion"], r["order"], int(r["stages"]), False,
                                per_sm, 1)
     text = text.replace("l2_warm: false\n", "l2_state: %s\n" % r["l2_state"])
-    sets = ["workload.compute_cycles=%d" % CONSUMER_CYCLES]
+    consumer, issue = costs_of(r)
+    sets = ["workload.compute_cycles=%d" % round(consumer), "workload.issue_cycles=%d" % issue]
     # The prologue in whole runs only: a sample's rate stands for a whole pass, of which 1.2 us is
     # 1% at 256 MB and more of a short sample.
     if whole:
@@ -86,6 +125,47 @@ def space_scenario(r, tiles_per_sm, whole=False, ctas="real"):
     elif cps > 1:
         sets.append("workload.ctas_per_sm=%d" % cps)
     return text, sets
+
+
+def roundtrip_points(data):
+    """roundtrip.csv's points (median of the runs without stamps), each marked issue-bound when its
+    tiles came no slower than 5% over the producer's issue time (roundtrip_issue_cycles)."""
+    by = {}
+    for r in rows(os.path.join(data, "roundtrip.csv")):
+        if r["stamps"] == "0":
+            by.setdefault(int(r["point"]), []).append(r)
+    out = []
+    for point, rs in sorted(by.items()):
+        r = rs[0]
+        gbps = statistics.median(float(x["span_gbps"]) for x in rs)
+        out.append(dict(r, gbps=gbps, cycles=int(r["tile_bytes"]) * 132 / gbps * float(r["sm_mhz"]) / 1000,
+                        label="%sB x %s S%s %s" % (r["inner_bytes"], r["rows"], r["stages"], r["l2_state"])))
+    issue = roundtrip_issue_cycles(out)
+    for p in out:
+        p["issue_bound"] = p["cycles"] <= 1.05 * issue
+    return out
+
+
+def roundtrip_issue_cycles(points):
+    """roundtrip.cu's own issue time: its 256 B tiles with 8 stages from a clean L2, cycles a tile."""
+    return round(next(p["cycles"] for p in points
+                      if p["tile_bytes"] == "256" and p["stages"] == "8" and p["l2_state"] == "clean"))
+
+
+def roundtrip_scenario(p):
+    """roundtrip.cu's point as the model runs it: 132 CTAs, row order, 16 KB rows; clean 256 MB as a
+    sample of tiles, warm 16 MB whole over as many passes as the kernel made; space.cu's consumer and
+    roundtrip.cu's own issue time."""
+    inner, nrows, mb = int(p["inner_bytes"]), int(p["rows"]), int(p["tensor_mb"])
+    warm = p["l2_state"] == "warm"
+    total = (16384 // inner) * ((mb << 20) // 16384 // nrows)
+    passes = -(-int(p["tiles_per_cta"]) * 132 // total) if warm else 1
+    text = cal.stream_scenario(mb, 16384, inner, nrows, "none", "none", "row", int(p["stages"]), warm,
+                               0 if warm else 48, passes)
+    consumer, _ = kernel_costs(os.path.dirname(p["path"]))
+    points = roundtrip_points(os.path.dirname(p["path"]))
+    return text, ["workload.compute_cycles=%d" % round(consumer),
+                  "workload.issue_cycles=%d" % roundtrip_issue_cycles(points)]
 
 
 def gemm_scenario(r, tiles_per_sm=2):
@@ -103,7 +183,7 @@ def gemm_scenario(r, tiles_per_sm=2):
                "group_size_m: 8" if r["raster"] == "grouped" else "raster: %s" % r["raster"], tiles_per_sm))
     # The kernel's consumer spins compute_cycles and pays what the bandwidth kernel's consumer pays
     # per stage (wait, read, release).
-    return text, ["workload.compute_cycles=%d" % (int(r["compute_cycles"]) + CONSUMER_CYCLES)]
+    return text, ["workload.compute_cycles=%d" % (int(r["compute_cycles"]) + FITTED_CONSUMER_CYCLES)]
 
 
 def descriptor_scenario(r):
@@ -153,6 +233,8 @@ def main():
                     help="tiles per SM of each streaming point's sample (default 48); 0 replays every point whole")
     ap.add_argument("--cache", default=os.path.join(cal.ROOT, "build/heldout-cache.json"))
     ap.add_argument("--report", default=None)
+    ap.add_argument("--points", default=None, metavar="CSV",
+                    help="also write every point of every family: family, point, silicon, model, error")
     ap.add_argument("--skip-gemm", action="store_true")
     ap.add_argument("--groups", default=None,
                     help="comma-separated space.csv groups to replay (grid, occupancy, state, tall, pitch); "
@@ -256,6 +338,15 @@ def main():
                                                          s["lts_sectors"] * 32 / req)
         fam("L2 hit rate (TEX sectors)", "points", True).add(label, 100 * float(t["tex_hit_rate"]),
                                                              100 * s["l2_hit_rate"])
+    # roundtrip.csv: space.cu's loop with stamps, 1-8 stages, clean and warm; the points with few
+    # stages test the trip round a stage (copy, consumer, release), those with many the issue time,
+    # which comes from these points (so that family is not held out).
+    rt = roundtrip_points(data) if not a.groups else []
+    rpreds = run_all([roundtrip_scenario(p) for p in rt])
+    for p, s in zip(rt, rpreds):
+        bound = "issue-bound, not held out" if p["issue_bound"] else "trip-bound"
+        fam("round trip: roundtrip.csv, %s, %s" % (p["l2_state"], bound)).add(p["label"], p["gbps"],
+                                                                            s["load_bandwidth_gbs"])
     # Descriptor cache: serial loads over K maps in global memory (param: the model has no K > 1 there).
     ds = [r for r in rows(os.path.join(data, "descriptor_space.csv"))
           if r["mode"] == "serial" and r["location"] == "global" and r["prefetch"] in ("none", "all")
@@ -315,6 +406,13 @@ def main():
     text = "\n".join(lines)
     print(text)
     print("\n%d model runs, %.0f s" % (len(stream) + len(state64) + len(tr) + len(ds) + len(gm), time.time() - t0))
+    if a.points:
+        with open(a.points, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["family", "point", "unit", "silicon", "model", "error"])
+            for fm in fams.values():
+                for label, m, p in fm.pts:
+                    w.writerow([fm.name, label, fm.unit, "%.4g" % m, "%.4g" % p, "%.4f" % fm.error(m, p)])
     if a.report:
         with open(a.report, "w") as f:
             f.write("# Held-out families: the measurement space (%s)\n\n" % a.gpu)

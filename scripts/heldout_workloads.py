@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import calibrate as cal  # noqa: E402
 import heldout_space as hs  # noqa: E402
 
-CONSUMER_CYCLES = hs.CONSUMER_CYCLES
+CONSUMER_CYCLES = hs.FITTED_CONSUMER_CYCLES
 SM_MHZ = 1980  # the coalesce kernel's delays are in ns; the model's SM clock (h100.yaml)
 
 

@@ -43,7 +43,7 @@ import calibrate as cal  # noqa: E402  (the Runner, its cache, the scenario writ
 import heldout_space as hs  # noqa: E402  (the space's scenarios)
 
 # name: (lower bound, upper bound, rounding step). Start values come from the arch file (the
-# consumer from heldout_space.CONSUMER_CYCLES, as calibrate.py's note in the arch file).
+# consumer from heldout_space.FITTED_CONSUMER_CYCLES, as calibrate.py's note in the arch file).
 PARAMS = {
     "dram.bytes_per_cycle": (1550, 1850, 5),          # [cal] 1700: DRAM peak with access overhead
     "dram.row_miss_cycles": (4, 48, 1),               # [cal] 12 on the H100, 24 on the H200
@@ -129,7 +129,7 @@ class Model:
 
     def jobs_of(self, values):
         prm = dict(zip(self.names, values))
-        consumer = prm.get("consumer_cycles", hs.CONSUMER_CYCLES)
+        consumer = prm.get("consumer_cycles", hs.FITTED_CONSUMER_CYCLES)
         arch = ["%s=%s" % (k, v) for k, v in sorted(prm.items()) if k != "consumer_cycles"]
         return [[(sc, ["workload.compute_cycles=%d" % round(consumer / p.ctas)], arch) for sc in p.scenarios]
                 for p in self.points]
@@ -227,7 +227,7 @@ def read_start(arch_path, names):
     start = []
     for n in names:
         if n == "consumer_cycles":
-            start.append(hs.CONSUMER_CYCLES)
+            start.append(hs.FITTED_CONSUMER_CYCLES)
             continue
         section, field = n.split(".")
         m = re.search(r"^%s:\n(?:  .*\n|\s*#.*\n)*?  %s:\s*([0-9.]+)" % (section, field), text, re.M)
