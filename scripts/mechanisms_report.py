@@ -26,7 +26,9 @@ import heldout_space as hs  # noqa: E402
 
 
 def rows(path):
-    return list(csv.DictReader(open(path)))
+    """A CSV's rows, each with its file's path (heldout_space.space_scenario finds the kernel's costs by it)."""
+    with open(path) as f:
+        return [dict(r, path=path) for r in csv.DictReader(f)]
 
 
 # ---------------------------------------------------------------- where reads merge

@@ -62,8 +62,8 @@ def silicon_run(folder, group):
         path = os.path.join(folder, name)
         if not os.path.exists(path):
             return []
-        with open(path) as f:
-            return list(csv.DictReader(f))
+        with open(path) as f:  # each row with its path: space_scenario finds the kernel's costs by it
+            return [dict(r, path=path) for r in csv.DictReader(f)]
     streams = {r["point"]: r for r in rows("space_%s.csv" % group) if r["status"] == "ok"}
     traffic = {r["point"]: r for r in rows("space_%s_traffic.csv" % group)}
     per_sm = collections.defaultdict(dict)
