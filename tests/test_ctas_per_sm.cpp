@@ -21,6 +21,9 @@
 //     20,000 cycles a step (each tile, from a warm L2, back long before the next is asked for) the run takes
 //     exactly 15 x 10,000 cycles more than with 10,000, and with more cycles a step than a tile's
 //     trip over the stages, small tiles stream at one per issue_cycles;
+//   - handoff: with one stage every tile's consumer waits for its data and the producer for every
+//     release but the first, so 16 tiles with workload.handoff_cycles of 2,000 take exactly
+//     31 x 1,000 cycles more than with 1,000;
 //   - a grid in waves with 2 CTAs per SM starts 2 x sms CTAs at once.
 // Timed runs happen in child processes (SystemC elaborates once per process).
 #define BOOST_TEST_MODULE ctas_per_sm
@@ -283,6 +286,25 @@ BOOST_AUTO_TEST_CASE(each_step_issues_after_the_producers_own_cycles) {
   // Unbound by its issue, the stream takes far less than the 15 gaps.
   BOOST_TEST(free_running.cycles < 15 * 10000u);
   BOOST_TEST(ten.cycles > 15 * 10000u);
+}
+
+BOOST_AUTO_TEST_CASE(a_waiting_thread_goes_on_a_handoff_after_the_signal) {
+  // One SM, one stage, 16 tiles from a warm L2: the consumer waits for every tile's data (16
+  // handoffs) and the producer for every release but before the first tile (15): silicon's
+  // space.cu sees a release 126 cycles after it (roundtrip.csv, docs/calibration.md).
+  ArchConfig arch = h100();
+  arch.l2.in_order_slices = 0;
+  std::vector<std::string> sets = {"sms=1", "l2_warm=true", "workload.max_tiles_per_sm=16", "workload.stages=1",
+                                   "workload.compute_cycles=95", "workload.handoff_cycles=1000"};
+  const Scenario s = scenario("stream_tiles", sets);
+  BOOST_TEST(build_launch(s, arch).handoff_cycles == 1000u);
+  const Run one = run(s, arch);
+  sets.back() = "workload.handoff_cycles=2000";
+  const Run two = run(scenario("stream_tiles", sets), arch);
+  check_clean(one);
+  check_clean(two);
+  BOOST_TEST(two.loads == 16u);
+  BOOST_TEST(two.cycles == one.cycles + 31 * 1000, "2,000 a handoff " << two.cycles << ", 1,000 " << one.cycles);
 }
 
 BOOST_AUTO_TEST_CASE(a_grid_in_waves_fills_every_slot) {

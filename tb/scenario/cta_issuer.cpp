@@ -31,12 +31,12 @@ CtaIssuer::CtaIssuer(sc_core::sc_module_name name, std::vector<const CtaProgram*
 CtaIssuer::CtaIssuer(sc_core::sc_module_name name, std::vector<std::vector<const CtaProgram*>> own,
                      std::shared_ptr<CtaQueue> queue, uint32_t stages, int sm, int cta,
                      std::vector<std::shared_ptr<ClusterSync>> clusters, uint32_t smem_stride,
-                     uint64_t dispatch_cycles, uint64_t setup_cycles, uint64_t issue_cycles, double clock_mhz,
-                     InvariantLog& invariants)
+                     uint64_t dispatch_cycles, uint64_t setup_cycles, uint64_t issue_cycles,
+                     uint64_t handoff_cycles, double clock_mhz, InvariantLog& invariants)
     : sc_module(name), cmd_out("cmd_out"), completion_in("completion_in"), lsu_out("lsu_out"),
       queue_(std::move(queue)), stages_(std::max<uint32_t>(1, stages)), sm_(sm), cta_(cta),
       smem_stride_(smem_stride), dispatch_cycles_(dispatch_cycles), setup_cycles_(setup_cycles),
-      issue_cycles_(issue_cycles), invariants_(invariants), clock_(clock_mhz) {
+      issue_cycles_(issue_cycles), handoff_cycles_(handoff_cycles), invariants_(invariants), clock_(clock_mhz) {
   init(static_cast<uint32_t>(std::max<size_t>(1, own.size())));
   for (size_t k = 0; k < slots_.size() && k < own.size(); ++k) {
     slots_[k]->own = std::move(own[k]);
@@ -218,13 +218,17 @@ void CtaIssuer::produce(Slot& s) {
       const uint64_t t0 = clock_.now_cycles();
       const bool multicasts =
           std::any_of(st.loads.begin(), st.loads.end(), [](const IssueOp& o) { return o.cmd.cta_mask; });
+      bool waited = false;
       while (true) {
         bool free = s.cluster->released[cta_][stage] >= uses;
         if (multicasts)
           for (const auto& peer : s.cluster->released) free = free && peer[stage] >= uses;
         if (free) break;
+        waited = true;
         sc_core::wait(s.cluster->changed);
       }
+      // A producer that waited sees the release handoff_cycles after it.
+      if (waited && handoff_cycles_) sc_core::wait(clock_.to_time(handoff_cycles_));
       producer_stall_cycles_ += clock_.now_cycles() - t0;
       // The producer's own loop: this step issues at the soonest issue_cycles after the CTA's last.
       if (issue_cycles_ && i > first) {
@@ -249,7 +253,10 @@ void CtaIssuer::produce(Slot& s) {
 void CtaIssuer::consume(Slot& s, size_t i) {
   const Step& st = *s.steps[i];
   const uint64_t t0 = clock_.now_cycles();
+  const bool waited = s.got[i] < st.expected_completions;
   while (s.got[i] < st.expected_completions) sc_core::wait(s.completion_event);
+  // A consumer that waited sees the data handoff_cycles after it is in.
+  if (waited && handoff_cycles_) sc_core::wait(clock_.to_time(handoff_cycles_));
   consumer_wait_cycles_ += clock_.now_cycles() - t0;
   // The math overlaps the fragment reads: the step takes the longer of the two.
   const uint64_t now = clock_.now_cycles();

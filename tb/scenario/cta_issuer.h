@@ -55,11 +55,13 @@ class CtaIssuer : public sc_core::sc_module, public StatsProvider {
   // queue is given, the queue's next CTA each time it is free; its shared memory starts at
   // k x smem_stride; a slot's later CTA starts dispatch_cycles after its last one ended, each
   // CTA issues its first operation setup_cycles after it starts, and each of its steps at the
-  // soonest issue_cycles after its last.
+  // soonest issue_cycles after its last; a consumer or producer that waited for a stage goes on
+  // handoff_cycles after the signal.
   CtaIssuer(sc_core::sc_module_name name, std::vector<std::vector<const CtaProgram*>> own,
             std::shared_ptr<CtaQueue> queue, uint32_t stages, int sm, int cta,
             std::vector<std::shared_ptr<ClusterSync>> clusters, uint32_t smem_stride, uint64_t dispatch_cycles,
-            uint64_t setup_cycles, uint64_t issue_cycles, double clock_mhz, InvariantLog& invariants);
+            uint64_t setup_cycles, uint64_t issue_cycles, uint64_t handoff_cycles, double clock_mhz,
+            InvariantLog& invariants);
   void collect_stats(StatsRecord& out) const override;
 
   bool finished() const { return finished_; }
@@ -123,6 +125,7 @@ class CtaIssuer : public sc_core::sc_module, public StatsProvider {
   uint64_t dispatch_cycles_ = 0;
   uint64_t setup_cycles_ = 0;
   uint64_t issue_cycles_ = 0;
+  uint64_t handoff_cycles_ = 0;
   InvariantLog& invariants_;
   CycleClock clock_;
   std::unordered_map<uint64_t, uint64_t> issued_at_;  // op id -> issue cycle

@@ -345,7 +345,7 @@ void read_schedule(const YamlField& w, TileSchedule& out, bool tiles = true) {
 
 // The keys every workload kind takes (read before the kind is known), and those of one kind.
 void check_workload_keys(const YamlField& n, std::initializer_list<const char*> own) {
-  std::vector<std::string> allowed = {"kind", "stages", "compute_cycles", "setup_cycles", "issue_cycles", "max_tiles_per_sm",
+  std::vector<std::string> allowed = {"kind", "stages", "compute_cycles", "setup_cycles", "issue_cycles", "handoff_cycles", "max_tiles_per_sm",
                                       "prefetch_descriptors", "consumer_reads"};
   allowed.insert(allowed.end(), own.begin(), own.end());
   n.check_keys(allowed);
@@ -367,6 +367,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
     w.compute_cycles = static_cast<uint32_t>(n["compute_cycles"].as_uint64(0, 1u << 30));
   w.setup_cycles = static_cast<uint32_t>(n["setup_cycles"].as_uint64_or(0, 0, 1u << 30));
   w.issue_cycles = static_cast<uint32_t>(n["issue_cycles"].as_uint64_or(0, 0, 1u << 30));
+  w.handoff_cycles = static_cast<uint32_t>(n["handoff_cycles"].as_uint64_or(0, 0, 1u << 30));
   w.max_tiles_per_sm = n["max_tiles_per_sm"].as_uint64_or(0, 0, uint64_t{1} << 40);
   const std::string order = n["tile_order"].as_string_or("row_major");
   if (order != "row_major" && order != "column_major")

@@ -66,6 +66,11 @@ struct Workload {
   // last one did (its loop: the stage wait, arrive.expect_tx, the copies, the tile walk). Sets
   // the rate of streams of small tiles, which nothing else binds.
   uint32_t issue_cycles = 0;
+  // When a CTA's consumer waits for a stage's data, or its producer for a stage's release, the
+  // cycles after the signal before it goes on (another warp's arrive or the copy's completion
+  // reaching a thread waiting on the mbarrier). Lengthens a stage's round trip, which bounds
+  // streams with few stages.
+  uint32_t handoff_cycles = 0;
   MmaType mma = MmaType::bf16;         // from mma_dtype, else from the A (activation, Q) data type
   uint64_t max_tiles_per_sm = 0;       // 0: every tile of the problem
   TileSchedule schedule;               // tile order (raster; grouping and swizzle for gemm and conv), persistence

@@ -321,7 +321,7 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
     issuers.push_back(std::make_unique<CtaIssuer>(n.c_str(), own[sm], queue, s.workload.stages, static_cast<int>(sm),
                                                   static_cast<int>(sm % s.cluster_size),
                                                   cluster_syncs[sm / s.cluster_size], launch.cta_smem_stride,
-                                                  dispatch_cycles, launch.setup_cycles, launch.issue_cycles,
+                                                  dispatch_cycles, launch.setup_cycles, launch.issue_cycles, launch.handoff_cycles,
                                                   arch.sm_clock_mhz,
                                                   gpu.invariants()));
     issuers.back()->cmd_out.bind(gpu.unit(sm).cmd_in);

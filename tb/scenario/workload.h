@@ -77,6 +77,7 @@ struct Launch {
   uint32_t cta_smem_stride = 0;   // where slot k's shared memory starts: k x this
   uint32_t setup_cycles = 0;      // each CTA's own work before its first operation (workload.setup_cycles)
   uint32_t issue_cycles = 0;      // a CTA's producer's own cycles per step (workload.issue_cycles)
+  uint32_t handoff_cycles = 0;    // a waiting consumer's or producer's wake after the signal (workload.handoff_cycles)
 };
 
 // CTAs per SM for a CTA of `cta_smem_bytes` of shared memory: the workload's ctas_per_sm, or with
