@@ -17,7 +17,10 @@
 // has just read (warm; passes over it so that every CTA takes at least 256 tiles).
 //
 // Build: nvcc -O2 -std=c++17 -arch=sm_90a roundtrip.cu -o roundtrip -lcuda
-// usage: roundtrip OUT.csv STAMPS.csv [reps]
+// usage: roundtrip OUT.csv STAMPS.csv [reps] [grid]
+//   grid: CTAs (one an SM; default every SM); below every SM each CTA takes at most 4,096 tiles, so
+//   that one CTA alone shows a load's trip with the memory system otherwise idle (the rows do not
+//   say the grid: keep such runs in their own file).
 #include "calib_common.cuh"
 
 using namespace calib;
@@ -135,13 +138,15 @@ struct Shape {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: roundtrip OUT.csv STAMPS.csv [reps]\n");
+    fprintf(stderr, "usage: roundtrip OUT.csv STAMPS.csv [reps] [grid]\n");
     return 2;
   }
   const int reps = argc > 3 ? atoi(argv[3]) : 3;
+  const int grid_arg = argc > 4 ? atoi(argv[4]) : 0;
   try {
     CK(cudaSetDevice(0));
     const DevInfo dev = dev_info();
+    const int grid = grid_arg > 0 && grid_arg < dev.sms ? grid_arg : dev.sms;
     void *big = nullptr, *warm = nullptr, *scrub = nullptr;
     unsigned *sink = nullptr, *rec = nullptr, *err = nullptr;
     unsigned long long *span = nullptr, *clk = nullptr;
@@ -180,8 +185,9 @@ int main(int argc, char** argv) {
           a.tiles_x = (int)(kRowBytes / sh.inner);
           a.tiles_y = (int)(bytes / kRowBytes / sh.rows);
           const long long total = (long long)a.tiles_x * a.tiles_y;
-          const long long per_cta = total / dev.sms;  // whole tiles for every CTA (the rest left out)
-          a.count = is_warm ? std::max(per_cta, kMinTilesPerCta) : per_cta;
+          // whole tiles for every CTA (the rest left out); a partial grid takes at most 4,096 each
+          const long long per_cta = grid < dev.sms ? std::min(total / grid, 4096LL) : total / grid;
+          a.count = is_warm && grid == dev.sms ? std::max(per_cta, kMinTilesPerCta) : per_cta;
           a.stages = stages;
           a.box_w = (int)sh.inner / 2;
           a.box_h = (int)sh.rows;
@@ -203,7 +209,7 @@ int main(int argc, char** argv) {
               if (is_warm) {  // the same kernel reads the tensor once first
                 const unsigned long long init[2] = {~0ull, 0ull};
                 CK(cudaMemcpy(span, init, sizeof(init), cudaMemcpyHostToDevice));
-                rt_stream<<<dev.sms, 64, smem>>>(map, a);
+                rt_stream<<<grid, 64, smem>>>(map, a);
                 CK(cudaGetLastError());
                 CK(cudaDeviceSynchronize());
               }
@@ -212,7 +218,7 @@ int main(int argc, char** argv) {
               CK(cudaMemcpy(span, init, sizeof(init), cudaMemcpyHostToDevice));
               CK(cudaMemset(err, 0, sizeof(unsigned)));
               CK(cudaMemset(rec, 0, (size_t)dev.sms * 4 * kRec * sizeof(unsigned)));
-              rt_stream<<<dev.sms, 64, smem>>>(map, a);
+              rt_stream<<<grid, 64, smem>>>(map, a);
               CK(cudaGetLastError());
               CK(cudaDeviceSynchronize());
               unsigned long long sp[2], ck[4];
@@ -221,14 +227,14 @@ int main(int argc, char** argv) {
               CK(cudaMemcpy(ck, clk, sizeof(ck), cudaMemcpyDeviceToHost));
               CK(cudaMemcpy(&e, err, sizeof(e), cudaMemcpyDeviceToHost));
               const double span_ns = (double)(sp[1] - sp[0]);
-              const double moved = (double)a.count * dev.sms * a.tile_bytes;
+              const double moved = (double)a.count * grid * a.tile_bytes;
               const double mhz = ck[3] > ck[1] ? (double)(ck[2] - ck[0]) / (double)(ck[3] - ck[1]) * 1000.0 : NAN;
               std::vector<double> prod, copy, cons, rel, period, trip;
               if (stamps) {
-                std::vector<unsigned> h((size_t)dev.sms * 4 * kRec);
+                std::vector<unsigned> h((size_t)grid * 4 * kRec);
                 CK(cudaMemcpy(h.data(), rec, h.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
                 const int n = (int)std::min<long long>(kRec, std::max<long long>(0, a.count - kFrom));
-                for (int c = 0; c < dev.sms; ++c) {
+                for (int c = 0; c < grid; ++c) {
                   const unsigned* r = &h[(size_t)c * 4 * kRec];
                   const unsigned *p0 = r, *p1 = r + kRec, *c0 = r + 2 * kRec, *c1 = r + 3 * kRec;
                   for (int j = 0; j < n; ++j) {
