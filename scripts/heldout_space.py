@@ -25,14 +25,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import calibrate as cal  # noqa: E402  (the Runner, scenario writers and cache)
 
-# space.cu's own costs, measured (scripts/silicon/calib/run_roundtrip.sh, run_builds.sh): its
-# consumer's work a tile (wait returned, one shared-memory read, the release: roundtrip.csv's
-# consumer_cycles, 95 on both GPUs), and its producer's loop, after which it issues the next load:
-# 325-449 cycles depending on how the build that measured each data file compiled it
-# (space_builds.csv: each data file's build, timed at point 0, whose 256 B tiles nothing else binds).
-# The bandwidth kernel's fitted 340 (calibrate.py) stood in for both before.
-# The bandwidth kernel's fitted per-tile cost: what the replays of kernels whose own costs were not
-# measured (gemm.cu here, workloads.cu in heldout_workloads.py) pay per stage.
+# The bandwidth kernel's fitted per-tile cost (calibrate.py): what the replays of kernels whose own
+# costs were not measured (gemm.cu here, workloads.cu in heldout_workloads.py) pay per stage.
+# space.cu's own costs are measured (kernel_costs).
 FITTED_CONSUMER_CYCLES = 340
 # space.cu's CTAs issue their first load 1,120-1,250 ns (median 1,180: 2,340 cycles at 1,980 MHz)
 # after they start: its prologue's own instructions (mostly the tile walk's 64-bit divisions), the
@@ -45,7 +40,12 @@ NOISE = 0.03
 @functools.lru_cache(maxsize=None)
 def kernel_costs(data):
     """(consumer cycles a tile, {data file name: issue cycles a load}) of space.cu, measured on the GPU
-    whose folder is `data` (tests/calibration/GPU)."""
+    whose folder is `data` (tests/calibration/GPU; scripts/silicon/calib/run_roundtrip.sh and
+    run_builds.sh): its consumer's work a tile (wait returned, one shared-memory read, the release:
+    roundtrip.csv's consumer_cycles, 95 on both GPUs), and its producer's loop, after which it issues
+    the next load: 325-449 cycles depending on how the build that measured each data file compiled it
+    (space_builds.csv: each build timed at point 0, whose 256 B tiles nothing else binds). The
+    bandwidth kernel's fitted 340 stood in for both before."""
     cons = [float(r["consumer_cycles"]) for r in rows(os.path.join(data, "roundtrip.csv")) if r["stamps"] == "1"]
     by_build, files = {}, {}
     for r in rows(os.path.join(data, "space_builds.csv")):
@@ -142,6 +142,7 @@ def roundtrip_points(data):
                         label="%sB x %s S%s %s" % (r["inner_bytes"], r["rows"], r["stages"], r["l2_state"])))
     issue = roundtrip_issue_cycles(out)
     for p in out:
+        p["issue_cycles"] = issue
         p["issue_bound"] = p["cycles"] <= 1.05 * issue
     return out
 
@@ -163,9 +164,7 @@ def roundtrip_scenario(p):
     text = cal.stream_scenario(mb, 16384, inner, nrows, "none", "none", "row", int(p["stages"]), warm,
                                0 if warm else 48, passes)
     consumer, _ = kernel_costs(os.path.dirname(p["path"]))
-    points = roundtrip_points(os.path.dirname(p["path"]))
-    return text, ["workload.compute_cycles=%d" % round(consumer),
-                  "workload.issue_cycles=%d" % roundtrip_issue_cycles(points)]
+    return text, ["workload.compute_cycles=%d" % round(consumer), "workload.issue_cycles=%d" % p["issue_cycles"]]
 
 
 def gemm_scenario(r, tiles_per_sm=2):

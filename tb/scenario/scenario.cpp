@@ -345,8 +345,9 @@ void read_schedule(const YamlField& w, TileSchedule& out, bool tiles = true) {
 
 // The keys every workload kind takes (read before the kind is known), and those of one kind.
 void check_workload_keys(const YamlField& n, std::initializer_list<const char*> own) {
-  std::vector<std::string> allowed = {"kind", "stages", "compute_cycles", "setup_cycles", "issue_cycles", "handoff_cycles", "max_tiles_per_sm",
-                                      "prefetch_descriptors", "consumer_reads"};
+  std::vector<std::string> allowed = {"kind",           "stages",           "compute_cycles",
+                                      "setup_cycles",   "issue_cycles",     "handoff_cycles",
+                                      "max_tiles_per_sm", "prefetch_descriptors", "consumer_reads"};
   allowed.insert(allowed.end(), own.begin(), own.end());
   n.check_keys(allowed);
 }
