@@ -24,6 +24,9 @@
 //   - handoff: with one stage every tile's consumer waits for its data and the producer for every
 //     release but the first, so 16 tiles with workload.handoff_cycles of 2,000 take exactly
 //     31 x 1,000 cycles more than with 1,000;
+//   - fair issue: 4 CTAs of one SM, 16 tiles each, over a command queue of 2 entries, enter it in
+//     the order they blocked on it, so they end together (silicon's CTAs of one SM end within 1%
+//     of each other); in SystemC's wake-up order some CTAs would wait while others refilled it;
 //   - a grid in waves with 2 CTAs per SM starts 2 x sms CTAs at once.
 // Timed runs happen in child processes (SystemC elaborates once per process).
 #define BOOST_TEST_MODULE ctas_per_sm
@@ -59,6 +62,7 @@ struct Run {
   uint64_t ctas = 0, grid = 0, waves = 0, slots = 0, max_concurrent = 0;
   double mean_concurrent = 0;
   uint64_t sm0_ctas = 0, sm0_max_concurrent = 0;
+  uint64_t consumer_cycles = 0;  // the CTAs' time, each until it ended
 };
 
 Run run(const Scenario& s, const ArchConfig& arch) {
@@ -78,6 +82,7 @@ Run run(const Scenario& s, const ArchConfig& arch) {
     r.mean_concurrent = sum.mean_concurrent_ctas;
     r.sm0_ctas = static_cast<uint64_t>(sum_stat(sum.stats, "cta0", "ctas"));
     r.sm0_max_concurrent = static_cast<uint64_t>(sum_stat(sum.stats, "cta0", "max_concurrent_ctas"));
+    r.consumer_cycles = sum.consumer_cycles;
     return r;
   });
 }
@@ -305,6 +310,26 @@ BOOST_AUTO_TEST_CASE(a_waiting_thread_goes_on_a_handoff_after_the_signal) {
   check_clean(two);
   BOOST_TEST(two.loads == 16u);
   BOOST_TEST(two.cycles == one.cycles + 31 * 1000, "2,000 a handoff " << two.cycles << ", 1,000 " << one.cycles);
+}
+
+BOOST_AUTO_TEST_CASE(ctas_blocked_on_a_full_command_queue_enter_it_in_turn) {
+  // One SM, 4 CTAs of 4 stages (16 loads of 64x64 bf16 tiles wanted at once), a command queue of
+  // 2 entries: every producer blocks on the queue at every step. Taken in the order they blocked,
+  // the CTAs' commands alternate, so each CTA's 16th tile is among the last 4 the unit takes:
+  // the mean CTA ends within 3 tiles' issue (64 requests, a cycle each) of the last, at least 0.99
+  // of the way (today 50 cycles before the last of about 9,300; in SystemC's wake-up order 530).
+  ArchConfig arch = h100();
+  arch.tma.command_queue_depth = 2;
+  const Run r = run(scenario("stream_tiles", {"sms=1", "workload.ctas_per_sm=4", "workload.stages=4",
+                                              "workload.max_tiles_per_sm=64", "workload.compute_cycles=0"}),
+                    arch);
+  check_clean(r);
+  BOOST_TEST(r.loads == 64u);
+  BOOST_TEST(r.ctas == 4u);
+  BOOST_TEST(r.max_concurrent == 4u);
+  const double mean_end = r.consumer_cycles / 4.0;
+  BOOST_TEST(mean_end >= 0.99 * r.cycles, "the CTAs end on average at " << mean_end << " of " << r.cycles);
+  BOOST_TEST(r.cycles - mean_end <= 3 * 64, "mean end " << mean_end << ", last " << r.cycles);
 }
 
 BOOST_AUTO_TEST_CASE(a_grid_in_waves_fills_every_slot) {

@@ -40,11 +40,21 @@ void TmaUnit::accept(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return;
   }
-  if (queue_.size() >= std::max<uint32_t>(1, arch_.tma.command_queue_depth)) {
+  const size_t depth = std::max<uint32_t>(1, arch_.tma.command_queue_depth);
+  if (queue_.size() >= depth || waiting_issuers_ > 0) {
     ++queue_full_stalls_;
     sc_core::wait(delay);  // synchronise: the queue's state is only meaningful at our own time
     delay = sc_core::SC_ZERO_TIME;
-    while (queue_.size() >= std::max<uint32_t>(1, arch_.tma.command_queue_depth)) sc_core::wait(dequeued_);
+    // Issuers blocked on a full queue enter it in the order they blocked (silicon's CTAs of one SM
+    // keep the same pace, ending within 1% of each other: tests/calibration/h100/
+    // space_cta_times_space.csv.gz). Without the tickets the order is SystemC's wake-up order,
+    // which starves some CTAs of a busy SM for most of a run.
+    const uint64_t ticket = next_ticket_++;
+    ++waiting_issuers_;
+    while (queue_.size() >= depth || ticket != serving_ticket_) sc_core::wait(dequeued_);
+    --waiting_issuers_;
+    ++serving_ticket_;
+    if (waiting_issuers_) dequeued_.notify(sc_core::SC_ZERO_TIME);  // the next in line may fit too
   }
   ++accepted_;
   queue_.push_back(Pending{*cmd, clock_.to_cycles(sc_core::sc_time_stamp() + delay)});
