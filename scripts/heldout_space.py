@@ -123,7 +123,9 @@ def space_scenario(r, tiles_per_sm, whole=False, ctas="real"):
     if grid < 132 * cps:
         sets.append("sms=%d" % grid)
     elif cps > 1:
-        sets.append("workload.ctas_per_sm=%d" % cps)
+        # space.cu's CTAs are 64 threads: the producer's warp and the consumer's (its launch), so
+        # with 3 CTAs the second's producer has a warp scheduler to itself (workload.warps_per_cta).
+        sets += ["workload.ctas_per_sm=%d" % cps, "workload.warps_per_cta=2"]
     return text, sets
 
 

@@ -25,8 +25,11 @@
 //     release but the first, so 16 tiles with workload.handoff_cycles of 2,000 take exactly
 //     31 x 1,000 cycles more than with 1,000;
 //   - fair issue: 4 CTAs of one SM, 16 tiles each, over a command queue of 2 entries, enter it in
-//     the order they blocked on it, so they end together (silicon's CTAs of one SM end within 1%
+//     turn, so they end together (silicon's CTAs of one SM end within 1%
 //     of each other); in SystemC's wake-up order some CTAs would wait while others refilled it;
+//   - warp schedulers: 3 CTAs of 2 warps put slots 0 and 2's producers on one scheduler and slot
+//     1's on another, which then gets every other entry of a full queue and ends first (the mean
+//     CTA ends near 0.89 of the run); with 1 warp a CTA they end together;
 //   - a grid in waves with 2 CTAs per SM starts 2 x sms CTAs at once.
 // Timed runs happen in child processes (SystemC elaborates once per process).
 #define BOOST_TEST_MODULE ctas_per_sm
@@ -314,10 +317,10 @@ BOOST_AUTO_TEST_CASE(a_waiting_thread_goes_on_a_handoff_after_the_signal) {
 
 BOOST_AUTO_TEST_CASE(ctas_blocked_on_a_full_command_queue_enter_it_in_turn) {
   // One SM, 4 CTAs of 4 stages (16 loads of 64x64 bf16 tiles wanted at once), a command queue of
-  // 2 entries: every producer blocks on the queue at every step. Taken in the order they blocked,
-  // the CTAs' commands alternate, so each CTA's 16th tile is among the last 4 the unit takes:
-  // the mean CTA ends within 3 tiles' issue (64 requests, a cycle each) of the last, at least 0.99
-  // of the way (today 50 cycles before the last of about 9,300; in SystemC's wake-up order 530).
+  // 2 entries: every producer blocks on the queue at every step. Taken in turn (each its own warp
+  // scheduler, taken in turn), the CTAs' commands alternate, so each CTA's 16th tile is among the last 4 the unit takes:
+  // the mean CTA ends within 3 tiles' issue (64 requests, a cycle each) of the last, at least 0.98
+  // of the way (today 145 cycles before the last of about 9,400; in SystemC's wake-up order 530).
   ArchConfig arch = h100();
   arch.tma.command_queue_depth = 2;
   const Run r = run(scenario("stream_tiles", {"sms=1", "workload.ctas_per_sm=4", "workload.stages=4",
@@ -328,8 +331,40 @@ BOOST_AUTO_TEST_CASE(ctas_blocked_on_a_full_command_queue_enter_it_in_turn) {
   BOOST_TEST(r.ctas == 4u);
   BOOST_TEST(r.max_concurrent == 4u);
   const double mean_end = r.consumer_cycles / 4.0;
-  BOOST_TEST(mean_end >= 0.99 * r.cycles, "the CTAs end on average at " << mean_end << " of " << r.cycles);
+  BOOST_TEST(mean_end >= 0.98 * r.cycles, "the CTAs end on average at " << mean_end << " of " << r.cycles);
   BOOST_TEST(r.cycles - mean_end <= 3 * 64, "mean end " << mean_end << ", last " << r.cycles);
+}
+
+BOOST_AUTO_TEST_CASE(a_producer_with_a_warp_scheduler_to_itself_gets_more_of_a_full_queue) {
+  // One SM, 3 CTAs of 4 stages and 16 tiles each over a 2-entry command queue. With 2 warps a CTA
+  // the producers of slots 0 and 2 share warp scheduler 0 and slot 1's has scheduler 2 to itself;
+  // the queue takes the schedulers in turn, so slot 1 gets every other entry and is done after
+  // about 32 of the 48 (about 2/3 of the run) while the other two end together at the end: the
+  // mean CTA ends near (2/3 + 1 + 1) / 3 = 0.89 of the run (today 0.90). With 1 warp a CTA each
+  // has its own scheduler and they end close together (today the mean at 0.97: a producer not
+  // blocked when its scheduler's turn comes, between two of its issues, loses the turn). Silicon's
+  // space.cu, 64 threads, 3 CTAs per SM: the second CTA ends at 0.72 of the run, the others at 0.95.
+  ArchConfig arch = h100();
+  arch.tma.command_queue_depth = 2;
+  std::vector<std::string> sets = {"sms=1", "l2_warm=true", "workload.ctas_per_sm=3", "workload.stages=8", "workload.max_tiles_per_sm=48",
+                                   "workload.compute_cycles=0", "workload.warps_per_cta=2"};
+  const Scenario two_warps = scenario("stream_tiles", sets);
+  BOOST_TEST(build_launch(two_warps, arch).warps_per_cta == 2u);
+  const Run shared = run(two_warps, arch);
+  sets.back() = "workload.warps_per_cta=1";
+  const Run own = run(scenario("stream_tiles", sets), arch);
+  for (const Run* r : {&shared, &own}) {
+    check_clean(*r);
+    BOOST_TEST(r->loads == 48u);
+    BOOST_TEST(r->ctas == 3u);
+  }
+  const double shared_mean = shared.consumer_cycles / 3.0, own_mean = own.consumer_cycles / 3.0;
+  BOOST_TEST(shared_mean <= 0.92 * shared.cycles, "2 warps: mean end " << shared_mean << " of " << shared.cycles);
+  BOOST_TEST(shared_mean >= 0.85 * shared.cycles, "2 warps: mean end " << shared_mean << " of " << shared.cycles);
+  BOOST_TEST(own_mean >= 0.95 * own.cycles, "1 warp: mean end " << own_mean << " of " << own.cycles);
+  // The same 48 tiles through one unit either way.
+  BOOST_TEST(shared.cycles <= own.cycles * 1.02);
+  BOOST_TEST(own.cycles <= shared.cycles * 1.02);
 }
 
 BOOST_AUTO_TEST_CASE(a_grid_in_waves_fills_every_slot) {

@@ -106,6 +106,7 @@ void round_trip(const std::string& name, const std::vector<std::string>& sets) {
     BOOST_TEST(t.launch.setup_cycles == l.setup_cycles);
     BOOST_TEST(t.launch.issue_cycles == l.issue_cycles);
     BOOST_TEST(t.launch.handoff_cycles == l.handoff_cycles);
+    BOOST_TEST(t.launch.warps_per_cta == l.warps_per_cta);
     BOOST_REQUIRE(t.launch.ctas.size() == l.ctas.size());
     size_t steps = 0;
     for (size_t c = 0; c < l.ctas.size(); ++c) {
@@ -145,6 +146,7 @@ BOOST_AUTO_TEST_CASE(every_shipped_scenario_round_trips) {
   round_trip("stream_tiles", {"sms=4", "workload.max_tiles_per_sm=4", "l2_state=dirty", "l2_dirty_bytes=4096"});
   round_trip("stream_tiles", {"sms=4", "workload.max_tiles_per_sm=4", "workload.setup_cycles=2340",
                               "workload.issue_cycles=447", "workload.handoff_cycles=126"});
+  round_trip("stream_tiles", {"sms=2", "workload.max_tiles_per_sm=8", "workload.ctas_per_sm=3", "workload.warps_per_cta=2"});
   round_trip("stream_reduce", {"sms=4", "workload.max_tiles_per_sm=4", "descriptors.C_tile.location=global"});
   round_trip("stream_store", {"workload.reduce=max"});
   round_trip("stream_multicast", {"workload.multicast_issuer=rotate", "workload.consumer_reads=true"});
@@ -193,4 +195,7 @@ BOOST_AUTO_TEST_CASE(bad_headers_and_lines_are_named) {
   std::string handoff = head;
   handoff.insert(handoff.rfind('}'), R"(,"handoff_cycles":1.5)");
   BOOST_TEST(error_of(handoff + load) == "1 handoff_cycles");
+  std::string warps = head;
+  warps.insert(warps.rfind('}'), R"(,"warps_per_cta":0)");
+  BOOST_TEST(error_of(warps + load) == "1 warps_per_cta");
 }

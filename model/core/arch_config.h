@@ -17,6 +17,7 @@ struct SmConfig {
   uint32_t mma_flops_per_cycle_fp8 = 8192;   // fp8 (e4m3, e5m2) and int8 operands
   uint32_t mma_flops_per_cycle_tf32 = 2048;  // tf32 operands (f32 tensors)
   uint32_t max_ctas_per_sm = 32;             // CTAs resident on an SM at once, whatever their shared memory
+  uint32_t sub_partitions = 4;               // warp schedulers: warp w of an SM's warps runs on w % this
 };
 
 struct TmaUnitConfig {

@@ -41,6 +41,7 @@ struct TmaCommand : tlm::tlm_extension<TmaCommand> {
   uint8_t cache_hint = 0;           // L2 cache hint (evict-first/last...), carried for the L2
   uint64_t op_id = 0;               // unique per operation, for statistics, traces and the scoreboard
   int32_t sm = 0;                   // issuing SM
+  uint8_t sub_partition = 0;        // the issuing warp's scheduler in the SM (sm.sub_partitions)
 
   tlm::tlm_extension_base* clone() const override { return new TmaCommand(*this); }
   void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const TmaCommand&>(e); }

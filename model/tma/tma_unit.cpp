@@ -45,15 +45,21 @@ void TmaUnit::accept(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     ++queue_full_stalls_;
     sc_core::wait(delay);  // synchronise: the queue's state is only meaningful at our own time
     delay = sc_core::SC_ZERO_TIME;
-    // Issuers blocked on a full queue enter it in the order they blocked (silicon's CTAs of one SM
-    // keep the same pace, ending within 1% of each other: tests/calibration/h100/
-    // space_cta_times_space.csv.gz). Without the tickets the order is SystemC's wake-up order,
-    // which starves some CTAs of a busy SM for most of a run.
+    // Issuers blocked on a full queue enter it from their warp schedulers in turn, each
+    // scheduler's in the order they blocked. Silicon's CTAs of one SM keep the same pace when
+    // their producers have a scheduler each or share them evenly (they end within 1% of each
+    // other), and one whose producer has a scheduler to itself while two others share one runs
+    // ahead (tests/calibration/h100/space_cta_times_space.csv.gz). In SystemC's wake-up order
+    // some CTAs of a busy SM would starve for most of a run.
+    const uint32_t sp = cmd->sub_partition;
+    if (blocked_.size() <= sp) blocked_.resize(sp + 1);
     const uint64_t ticket = next_ticket_++;
+    blocked_[sp].push_back(ticket);
     ++waiting_issuers_;
-    while (queue_.size() >= depth || ticket != serving_ticket_) sc_core::wait(dequeued_);
+    while (queue_.size() >= depth || ticket != next_admitted()) sc_core::wait(dequeued_);
+    blocked_[sp].pop_front();
+    next_scheduler_ = static_cast<uint32_t>((sp + 1) % blocked_.size());
     --waiting_issuers_;
-    ++serving_ticket_;
     if (waiting_issuers_) dequeued_.notify(sc_core::SC_ZERO_TIME);  // the next in line may fit too
   }
   ++accepted_;
@@ -63,6 +69,14 @@ void TmaUnit::accept(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   queued_.notify(sc_core::SC_ZERO_TIME);
   delay += clock_.to_time(1);
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+uint64_t TmaUnit::next_admitted() const {
+  for (size_t i = 0; i < blocked_.size(); ++i) {
+    const auto& q = blocked_[(next_scheduler_ + i) % blocked_.size()];
+    if (!q.empty()) return q.front();
+  }
+  return ~uint64_t{0};
 }
 
 void TmaUnit::schedule_completion(const TmaCompletion& c, uint64_t cycle) {

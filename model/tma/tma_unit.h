@@ -109,9 +109,13 @@ class TmaUnit : public sc_core::sc_module, public StatsProvider {
 
   std::deque<Pending> queue_;
   sc_core::sc_event queued_, dequeued_;
-  // Issuers blocked on a full command queue: tickets in the order they blocked, served in turn.
-  uint64_t next_ticket_ = 0, serving_ticket_ = 0;
-  uint32_t waiting_issuers_ = 0;
+  // Issuers blocked on a full command queue, by the warp scheduler they issue from
+  // (TmaCommand::sub_partition), each scheduler's in the order they blocked (tickets); the queue
+  // takes them from the schedulers in turn, starting at next_scheduler_.
+  std::vector<std::deque<uint64_t>> blocked_;
+  uint64_t next_ticket_ = 0;
+  uint32_t waiting_issuers_ = 0, next_scheduler_ = 0;
+  uint64_t next_admitted() const;  // the ticket the queue takes next
   uint64_t local_cycle_ = 0;  // the unit's own time, ahead of SystemC time by up to a quantum
   std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> inflight_done_;
   tlm_utils::peq_with_get<Notice> peq_;

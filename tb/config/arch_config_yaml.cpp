@@ -36,6 +36,7 @@ const std::vector<Field>& fields() {
       F_U32("sm.mma_flops_per_cycle_fp8", 1, 1 << 24, sm.mma_flops_per_cycle_fp8),
       F_U32("sm.mma_flops_per_cycle_tf32", 1, 1 << 24, sm.mma_flops_per_cycle_tf32),
       F_U32("sm.max_ctas_per_sm", 1, 255, sm.max_ctas_per_sm),
+      F_U32("sm.sub_partitions", 1, 16, sm.sub_partitions),
       F_U32("tma.command_queue_depth", 1, 1024, tma.command_queue_depth),
       F_U32("tma.max_inflight_ops", 1, 1024, tma.max_inflight_ops),
       F_U32("tma.command_setup_cycles", 0, 100000, tma.command_setup_cycles),

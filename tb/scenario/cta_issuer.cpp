@@ -32,7 +32,8 @@ CtaIssuer::CtaIssuer(sc_core::sc_module_name name, std::vector<std::vector<const
                      std::shared_ptr<CtaQueue> queue, uint32_t stages, int sm, int cta,
                      std::vector<std::shared_ptr<ClusterSync>> clusters, uint32_t smem_stride,
                      uint64_t dispatch_cycles, uint64_t setup_cycles, uint64_t issue_cycles,
-                     uint64_t handoff_cycles, double clock_mhz, InvariantLog& invariants)
+                     uint64_t handoff_cycles, uint32_t warps_per_cta, uint32_t sub_partitions, double clock_mhz,
+                     InvariantLog& invariants)
     : sc_module(name), cmd_out("cmd_out"), completion_in("completion_in"), lsu_out("lsu_out"),
       queue_(std::move(queue)), stages_(std::max<uint32_t>(1, stages)), sm_(sm), cta_(cta),
       smem_stride_(smem_stride), dispatch_cycles_(dispatch_cycles), setup_cycles_(setup_cycles),
@@ -42,6 +43,8 @@ CtaIssuer::CtaIssuer(sc_core::sc_module_name name, std::vector<std::vector<const
     slots_[k]->own = std::move(own[k]);
     slots_[k]->cluster = clusters[k];
   }
+  for (auto& s : slots_)
+    s->sub_partition = static_cast<uint8_t>(s->index * std::max<uint32_t>(1, warps_per_cta) % std::max<uint32_t>(1, sub_partitions));
 }
 
 void CtaIssuer::init(uint32_t slots) {
@@ -95,6 +98,7 @@ void CtaIssuer::issue(Slot& s, IssueOp op, uint32_t mbarrier) {
   op.cmd.mbarrier = mbarrier;
   op.cmd.op_id = s.next_op_id++;
   op.cmd.sm = sm_;
+  op.cmd.sub_partition = s.sub_partition;
   // The slot's shared memory (slot 0 at 0): tiles, stores' sources.
   if (op.cmd.kind == UnitCommandKind::tensor_op) op.cmd.op.smem_addr += s.index * smem_stride_;
   issued_at_[op.cmd.op_id] = clock_.now_cycles();

@@ -56,12 +56,13 @@ class CtaIssuer : public sc_core::sc_module, public StatsProvider {
   // k x smem_stride; a slot's later CTA starts dispatch_cycles after its last one ended, each
   // CTA issues its first operation setup_cycles after it starts, and each of its steps at the
   // soonest issue_cycles after its last; a consumer or producer that waited for a stage goes on
-  // handoff_cycles after the signal.
+  // handoff_cycles after the signal. Slot k's producer (the first of its CTA's warps_per_cta warps)
+  // issues from the SM's warp scheduler (k x warps_per_cta) % sub_partitions.
   CtaIssuer(sc_core::sc_module_name name, std::vector<std::vector<const CtaProgram*>> own,
             std::shared_ptr<CtaQueue> queue, uint32_t stages, int sm, int cta,
             std::vector<std::shared_ptr<ClusterSync>> clusters, uint32_t smem_stride, uint64_t dispatch_cycles,
-            uint64_t setup_cycles, uint64_t issue_cycles, uint64_t handoff_cycles, double clock_mhz,
-            InvariantLog& invariants);
+            uint64_t setup_cycles, uint64_t issue_cycles, uint64_t handoff_cycles, uint32_t warps_per_cta,
+            uint32_t sub_partitions, double clock_mhz, InvariantLog& invariants);
   void collect_stats(StatsRecord& out) const override;
 
   bool finished() const { return finished_; }
@@ -85,6 +86,7 @@ class CtaIssuer : public sc_core::sc_module, public StatsProvider {
   // each CTA's steps end, its stage releases and bulk operations.
   struct Slot {
     uint32_t index = 0;
+    uint8_t sub_partition = 0;  // its producer warp's scheduler
     std::vector<const CtaProgram*> own;
     std::shared_ptr<ClusterSync> cluster;
     std::vector<const Step*> steps;

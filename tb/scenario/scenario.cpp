@@ -347,7 +347,8 @@ void read_schedule(const YamlField& w, TileSchedule& out, bool tiles = true) {
 void check_workload_keys(const YamlField& n, std::initializer_list<const char*> own) {
   std::vector<std::string> allowed = {"kind",           "stages",           "compute_cycles",
                                       "setup_cycles",   "issue_cycles",     "handoff_cycles",
-                                      "max_tiles_per_sm", "prefetch_descriptors", "consumer_reads"};
+                                      "warps_per_cta", "max_tiles_per_sm", "prefetch_descriptors",
+                                      "consumer_reads"};
   allowed.insert(allowed.end(), own.begin(), own.end());
   n.check_keys(allowed);
 }
@@ -369,6 +370,7 @@ Workload read_workload(const YamlField& n, const Scenario& s) {
   w.setup_cycles = static_cast<uint32_t>(n["setup_cycles"].as_uint64_or(0, 0, 1u << 30));
   w.issue_cycles = static_cast<uint32_t>(n["issue_cycles"].as_uint64_or(0, 0, 1u << 30));
   w.handoff_cycles = static_cast<uint32_t>(n["handoff_cycles"].as_uint64_or(0, 0, 1u << 30));
+  w.warps_per_cta = static_cast<uint32_t>(n["warps_per_cta"].as_uint64_or(1, 1, 32));  // 1,024 threads at most
   w.max_tiles_per_sm = n["max_tiles_per_sm"].as_uint64_or(0, 0, uint64_t{1} << 40);
   const std::string order = n["tile_order"].as_string_or("row_major");
   if (order != "row_major" && order != "column_major")

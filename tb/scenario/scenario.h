@@ -71,6 +71,10 @@ struct Workload {
   // reaching a thread waiting on the mbarrier). Lengthens a stage's round trip, which bounds
   // streams with few stages.
   uint32_t handoff_cycles = 0;
+  // The CTA's warps (its producer is the first): the SM's warp schedulers (sm.sub_partitions) take
+  // the warps of its CTAs in turn, so this sets which CTAs' producers share one, and the TMA unit
+  // takes commands from the schedulers in turn when its queue is full.
+  uint32_t warps_per_cta = 1;
   MmaType mma = MmaType::bf16;         // from mma_dtype, else from the A (activation, Q) data type
   uint64_t max_tiles_per_sm = 0;       // 0: every tile of the problem
   TileSchedule schedule;               // tile order (raster; grouping and swizzle for gemm and conv), persistence

@@ -322,7 +322,7 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
                                                   static_cast<int>(sm % s.cluster_size),
                                                   cluster_syncs[sm / s.cluster_size], launch.cta_smem_stride,
                                                   dispatch_cycles, launch.setup_cycles, launch.issue_cycles, launch.handoff_cycles,
-                                                  arch.sm_clock_mhz,
+                                                  launch.warps_per_cta, arch.sm.sub_partitions, arch.sm_clock_mhz,
                                                   gpu.invariants()));
     issuers.back()->cmd_out.bind(gpu.unit(sm).cmd_in);
     issuers.back()->lsu_out.bind(gpu.unit(sm).smem().lsu_in);

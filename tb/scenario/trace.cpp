@@ -257,6 +257,7 @@ void write_trace(std::ostream& out, const Scenario& s, const Launch& launch, con
   if (launch.setup_cycles) header.num("setup_cycles", launch.setup_cycles);  // left out when 0, as version 1 first wrote it
   if (launch.issue_cycles) header.num("issue_cycles", launch.issue_cycles);  // the same
   if (launch.handoff_cycles) header.num("handoff_cycles", launch.handoff_cycles);
+  if (launch.warps_per_cta > 1) header.num("warps_per_cta", launch.warps_per_cta);  // left out when 1
   out << header.text() << '\n';
   std::map<uint64_t, const ScenarioDescriptor*> by_address;
   for (const auto& [name, d] : s.descriptors) by_address[d.address] = &d;
@@ -315,7 +316,7 @@ Trace load_trace(const std::string& path, const std::vector<std::string>& overri
     const YamlField h = doc.root();
     if (!h.is_map()) throw h.error("expected the header, a JSON object with format, version, scenario, stages, grid");
     h.check_keys({"format", "version", "scenario", "scenario_file", "stages", "grid", "ctas_per_sm", "cta_smem_stride",
-                  "setup_cycles", "issue_cycles", "handoff_cycles"});
+                  "setup_cycles", "issue_cycles", "handoff_cycles", "warps_per_cta"});
     if (h["format"].as_string() != "tma-trace") throw h["format"].error("expected \"tma-trace\"");
     const int64_t version = h["version"].as_int64();
     if (version != kTraceVersion)
@@ -345,6 +346,7 @@ Trace load_trace(const std::string& path, const std::vector<std::string>& overri
     t.launch.setup_cycles = static_cast<uint32_t>(h["setup_cycles"].as_uint64_or(0, 0, 1u << 30));
     t.launch.issue_cycles = static_cast<uint32_t>(h["issue_cycles"].as_uint64_or(0, 0, 1u << 30));
     t.launch.handoff_cycles = static_cast<uint32_t>(h["handoff_cycles"].as_uint64_or(0, 0, 1u << 30));
+    t.launch.warps_per_cta = static_cast<uint32_t>(h["warps_per_cta"].as_uint64_or(1, 1, 32));
     if (h["ctas_per_sm"].present()) {
       t.launch.ctas_per_sm = static_cast<uint32_t>(h["ctas_per_sm"].as_uint64(1, 255));
       if (t.launch.ctas_per_sm > 1 && !h["cta_smem_stride"].present())

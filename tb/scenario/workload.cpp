@@ -530,6 +530,7 @@ Launch build_launch(const Scenario& s, const ArchConfig& arch) {
   launch.setup_cycles = s.workload.setup_cycles;
   launch.issue_cycles = s.workload.issue_cycles;
   launch.handoff_cycles = s.workload.handoff_cycles;
+  launch.warps_per_cta = s.workload.warps_per_cta;
   // Every CTA prefetches the descriptors when it starts.
   if (s.workload.prefetch_descriptors) {
     for (CtaProgram& p : launch.ctas) {

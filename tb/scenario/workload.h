@@ -78,6 +78,7 @@ struct Launch {
   uint32_t setup_cycles = 0;      // each CTA's own work before its first operation (workload.setup_cycles)
   uint32_t issue_cycles = 0;      // a CTA's producer's own cycles per step (workload.issue_cycles)
   uint32_t handoff_cycles = 0;    // a waiting consumer's or producer's wake after the signal (workload.handoff_cycles)
+  uint32_t warps_per_cta = 1;     // the CTA's warps, its producer the first (workload.warps_per_cta)
 };
 
 // CTAs per SM for a CTA of `cta_smem_bytes` of shared memory: the workload's ctas_per_sm, or with
