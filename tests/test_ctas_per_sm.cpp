@@ -317,9 +317,9 @@ BOOST_AUTO_TEST_CASE(a_waiting_thread_goes_on_a_handoff_after_the_signal) {
 
 BOOST_AUTO_TEST_CASE(ctas_blocked_on_a_full_command_queue_enter_it_in_turn) {
   // One SM, 4 CTAs of 4 stages (16 loads of 64x64 bf16 tiles wanted at once), a command queue of
-  // 2 entries: every producer blocks on the queue at every step. Taken in turn (each its own warp
-  // scheduler, taken in turn), the CTAs' commands alternate, so each CTA's 16th tile is among the last 4 the unit takes:
-  // the mean CTA ends within 3 tiles' issue (64 requests, a cycle each) of the last, at least 0.98
+  // 2 entries: every producer blocks on the queue at every step. Each on a warp scheduler of its
+  // own, taken in turn, the CTAs' commands alternate, so each CTA's 16th tile is among the last 4
+  // the unit takes: the mean CTA ends within 3 tiles' issue (64 requests, a cycle each) of the last, at least 0.98
   // of the way (today 145 cycles before the last of about 9,400; in SystemC's wake-up order 530).
   ArchConfig arch = h100();
   arch.tma.command_queue_depth = 2;
@@ -336,7 +336,8 @@ BOOST_AUTO_TEST_CASE(ctas_blocked_on_a_full_command_queue_enter_it_in_turn) {
 }
 
 BOOST_AUTO_TEST_CASE(a_producer_with_a_warp_scheduler_to_itself_gets_more_of_a_full_queue) {
-  // One SM, 3 CTAs of 4 stages and 16 tiles each over a 2-entry command queue. With 2 warps a CTA
+  // One SM, 3 CTAs of 8 stages and 16 tiles each from a warm L2 (short trips: the producers wait on
+  // the queue, not on their stages) over a 2-entry command queue. With 2 warps a CTA
   // the producers of slots 0 and 2 share warp scheduler 0 and slot 1's has scheduler 2 to itself;
   // the queue takes the schedulers in turn, so slot 1 gets every other entry and is done after
   // about 32 of the 48 (about 2/3 of the run) while the other two end together at the end: the
@@ -346,8 +347,10 @@ BOOST_AUTO_TEST_CASE(a_producer_with_a_warp_scheduler_to_itself_gets_more_of_a_f
   // space.cu, 64 threads, 3 CTAs per SM: the second CTA ends at 0.72 of the run, the others at 0.95.
   ArchConfig arch = h100();
   arch.tma.command_queue_depth = 2;
-  std::vector<std::string> sets = {"sms=1", "l2_warm=true", "workload.ctas_per_sm=3", "workload.stages=8", "workload.max_tiles_per_sm=48",
-                                   "workload.compute_cycles=0", "workload.warps_per_cta=2"};
+  std::vector<std::string> sets = {"sms=1",           "l2_warm=true",
+                                   "workload.ctas_per_sm=3", "workload.stages=8",
+                                   "workload.max_tiles_per_sm=48", "workload.compute_cycles=0",
+                                   "workload.warps_per_cta=2"};
   const Scenario two_warps = scenario("stream_tiles", sets);
   BOOST_TEST(build_launch(two_warps, arch).warps_per_cta == 2u);
   const Run shared = run(two_warps, arch);

@@ -43,8 +43,8 @@ CtaIssuer::CtaIssuer(sc_core::sc_module_name name, std::vector<std::vector<const
     slots_[k]->own = std::move(own[k]);
     slots_[k]->cluster = clusters[k];
   }
-  for (auto& s : slots_)
-    s->sub_partition = static_cast<uint8_t>(s->index * std::max<uint32_t>(1, warps_per_cta) % std::max<uint32_t>(1, sub_partitions));
+  const uint32_t warps = std::max<uint32_t>(1, warps_per_cta), schedulers = std::max<uint32_t>(1, sub_partitions);
+  for (auto& s : slots_) s->sub_partition = static_cast<uint8_t>(s->index * warps % schedulers);
 }
 
 void CtaIssuer::init(uint32_t slots) {
