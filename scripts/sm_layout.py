@@ -17,6 +17,7 @@ chip to chip; --fast names the fast SMs (silicon %smid) of the chip the arch fil
 Prints the lists (tma.cpc_of_sm, l2.sm_partition) in the model's numbering, with the silicon %smid of each model SM.
 """
 import argparse
+import collections
 import csv
 import os
 import sys
@@ -58,9 +59,7 @@ def layout(placement, fast_sms):
     tpc_order = [s // 2 for s in deal[::2]]
     # A TPC in no cluster of 4 or more joins the GPC dealt next to it: after it (the dealing's
     # first TPCs) or before it (a GPC's ninth, dealt last of its GPC).
-    sizes = {}
-    for t in tpc_order:
-        sizes[find(t)] = sizes.get(find(t), 0) + 1
+    sizes = collections.Counter(find(t) for t in tpc_order)
     big = {g for g, n in sizes.items() if n >= 4}
     for i, t in enumerate(tpc_order):
         if find(t) in big:
@@ -68,13 +67,10 @@ def layout(placement, fast_sms):
         after = next((u for u in tpc_order[i + 1:] if find(u) in big), None)
         before = next((u for u in reversed(tpc_order[:i]) if find(u) in big), None)
         parent[find(t)] = find(before if before is not None and i > len(tpc_order) // 2 else after)
-    gpcs = []
+    by_root = {}  # GPCs in the order they are first dealt, each its TPCs as dealt
     for t in tpc_order:
-        g = next((g for g in gpcs if find(g[0]) == find(t)), None)
-        if g is None:
-            gpcs.append([t])
-        else:
-            g.append(t)
+        by_root.setdefault(find(t), []).append(t)
+    gpcs = list(by_root.values())
     # A GPC's TPCs in silicon's numbering (the order of their SM numbers) take its three CPCs in
     # turn; in a GPC of 8 the short CPC drops out of the turn once it has its two, and which one is
     # short is the one whose TPCs are fast.
@@ -100,6 +96,16 @@ def layout(placement, fast_sms):
     return deal, gpcs, cpc_of_tpc
 
 
+def arch_lists(gpu, fast_sms):
+    """The GPCs (TPCs as dealt) and the per-SM lists in the model's numbering: silicon_smid_of_sm,
+    cpc_of_sm, sm_partition (partition_map.csv, partition.cu: by silicon %smid)."""
+    data = os.path.join(ROOT, "tests/calibration", gpu)
+    deal, gpcs, cpc_of_tpc = layout(os.path.join(data, "placement.csv"), fast_sms)
+    group = {int(r["smid"]): int(r["group"]) for r in csv.DictReader(open(os.path.join(data, "partition_map.csv")))}
+    return gpcs, {"silicon_smid_of_sm": deal, "cpc_of_sm": [cpc_of_tpc[s // 2] for s in deal],
+                  "sm_partition": [group[s] for s in deal]}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gpu", default="h100")
@@ -107,17 +113,11 @@ def main():
                     help="the fast SMs by silicon %%smid (default: the H100 of space_cta_times_space.csv.gz "
                     "and the H200 of gemm_skew.csv.gz)")
     a = ap.parse_args()
-    placement = os.path.join(ROOT, "tests/calibration", a.gpu, "placement.csv")
-    deal, gpcs, cpc_of_tpc = layout(placement, ranges(a.fast))
+    gpcs, lists = arch_lists(a.gpu, ranges(a.fast))
     for g in gpcs:
         print("# GPC: TPCs %s (dealt %s)" % (sorted(g), g))
-    print("silicon_smid_of_sm: [%s]" % ", ".join(map(str, deal)))
-    print("cpc_of_sm: [%s]" % ", ".join(str(cpc_of_tpc[s // 2]) for s in deal))
-    # The L2 partition each SM reads through (partition_map.csv, partition.cu: by silicon %smid).
-    group = {int(r["smid"]): int(r["group"]) for r in csv.DictReader(open(os.path.join(
-        ROOT, "tests/calibration", a.gpu, "partition_map.csv")))}
-    print("sm_partition: [%s]" % ", ".join(str(group[s]) for s in deal))
-
+    for key, values in lists.items():
+        print("%s: [%s]" % (key, ", ".join(map(str, values))))
 
 if __name__ == "__main__":
     main()
