@@ -109,6 +109,11 @@ struct L2Config {
   // empty: SM % partitions. A line homed in the other partition is a far access.
   std::vector<uint32_t> sm_partition;
   uint32_t far_latency = 0;                // added to the round trip of a far access
+  // The first read of a line a 256-byte promotion took in unasked is a lookup miss that fetches
+  // nothing; for a share of the lines (fixed by a hash of the line) its data comes from elsewhere
+  // in the L2, promoted_detour_cycles later than a hit's, for the rest at a hit's time.
+  uint32_t promoted_detour_cycles = 0;
+  double promoted_detour_share = 0;
   uint32_t crossbar_bytes_per_cycle = 4096;  // between the partitions, each way
   // A GPC's read coalescer (GpcCoalescer): gpc_sms consecutive SMs share one; reads of the same
   // sectors reaching it within gpc_coalesce_window_cycles are served once. 0: off.

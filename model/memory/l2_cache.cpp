@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "tma/core/splitmix64.h"
 #include "tma/descriptor/element_ops.h"
 
 namespace tma {
@@ -178,6 +179,13 @@ uint32_t L2Cache::home_partition(uint64_t line_index) const {
   return static_cast<uint32_t>(h % cfg_.partitions);
 }
 
+uint8_t L2Cache::promoted_kind(uint64_t line_index) const {
+  // Which lines' first reads take the detour is fixed by the address (a second lease of the GPU
+  // found the same rows slow); the rule is not known, so a hash of the line picks the share.
+  const double u = static_cast<double>(splitmix64_mix(line_index ^ 0x5052544Full) >> 11) * 0x1.0p-53;
+  return u < cfg_.promoted_detour_share ? kPromotedAway : kPromotedHere;
+}
+
 uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promotion, uint64_t cycle, int sm,
                        uint64_t& fetched) {
   const uint64_t sector = cfg_.sector_bytes, line = cfg_.line_bytes;
@@ -197,6 +205,8 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
     const uint64_t li = a / line, line_end = std::min(end, (li + 1) * line);
     Line* l = find(li);
     if (!l) l = allocate(li, cycle);
+    // A line the block takes in without any sector that was asked for.
+    if (!l->valid && (line_end <= asked_begin || li * line >= asked_end)) l->promoted_only = promoted_kind(li);
     for (; a < line_end; a += sector) {
       const uint8_t s = static_cast<uint8_t>((a % line) / sector);
       if (!(l->valid & (1u << s))) {
@@ -257,7 +267,7 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
       if ((a >= asked_begin && a < asked_end) || home_partition(pl->tag) == near) continue;
       ++promoted_far_sectors_;
       pl->far_promoted |= static_cast<uint8_t>(1u << s);
-      pl->promoter_sm = sm;
+      pl->promoter_sm = static_cast<int16_t>(sm);
       pl->promoted_cycle = cycle;
     }
   }
@@ -390,13 +400,34 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   for (uint64_t a = first; a < last;) {
     const uint64_t li = a / cfg_.line_bytes, line_end = std::min(last, (li + 1) * cfg_.line_bytes);
     Line* l = find(copy_hit ? copy_tag(li, near) : li);
-    if (l) touch(l);
+    // The first read of a line a promotion took in unasked: its sectors are lookup misses (ncu),
+    // with nothing fetched; the request still waits for their data. For some lines the data comes
+    // from elsewhere in the L2, later.
+    bool first_read_of_promoted = false, detour = false;
+    if (l) {
+      touch(l);
+      if (l->promoted_only) {
+        first_read_of_promoted = req->access != MemAccess::write;
+        detour = first_read_of_promoted && l->promoted_only == kPromotedAway;
+        if (first_read_of_promoted) ++promoted_line_first_reads_;
+        if (detour) {
+          ++promoted_detour_reads_;
+          t_ready = std::max(t_ready, t_arrive + cfg_.promoted_detour_cycles);
+        }
+        l->promoted_only = 0;
+      }
+    }
     for (; a < line_end; a += sector) {
       ++sectors_requested_;
       lts_sectors_ += far ? 2 : 1;  // a far access is counted by both partitions
       const uint32_t s = static_cast<uint32_t>((a % cfg_.line_bytes) / sector);
       if (l && (l->valid & (1u << s))) {
-        ++sector_hits_;
+        if (first_read_of_promoted) {
+          ++sector_misses_;
+          ++promoted_miss_sectors_;
+        } else {
+          ++sector_hits_;
+        }
         if (req->access != MemAccess::write) l->unread &= static_cast<uint8_t>(~(1u << s));  // its data used
         wait_for = std::max(wait_for, ready_of(l, s));  // a fill in flight: wait for its data
         if (l->far_promoted & (1u << s)) {
@@ -537,6 +568,9 @@ void L2Cache::collect_stats(StatsRecord& out) const {
   out.add("evictions", evictions_);
   out.add("far_requests", far_requests_);
   out.add("near_copy_hits", near_copy_hits_);
+  out.add("promoted_line_first_reads", promoted_line_first_reads_);
+  out.add("promoted_detour_reads", promoted_detour_reads_);
+  out.add("promoted_miss_sectors", promoted_miss_sectors_);
   out.add("lts_sectors", lts_sectors_ + promoted_far_sectors_);
   out.add("promoted_far_sectors", promoted_far_sectors_);
   out.add("tag_lookups", tag_lookups_made_);

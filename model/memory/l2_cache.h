@@ -56,7 +56,13 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
     // from DRAM (valid, but not yet there) waits for it.
     std::array<uint64_t, kInlineSectors> ready{};
     uint64_t promoted_cycle = 0;
-    int32_t promoter_sm = -1;
+    int16_t promoter_sm = -1;
+    // The line is here only because a fill's promotion block took it in, unasked (the other line
+    // of a 256B promotion): the first read of it is a lookup miss, though its data is in the L2 or
+    // on its way (ncu: such streams hit no more with 256B than with 128B promotion and read DRAM
+    // once; promoted_line.csv). kPromotedAway: that read's data comes from elsewhere in the L2,
+    // later than a hit's (l2.promoted_detour_cycles).
+    uint8_t promoted_only = 0;
     uint8_t valid = 0;     // sector bits
     uint8_t dirty = 0;
     // Sectors a fill brought in unasked, in a line homed away from the requesting SM: counted in
@@ -66,6 +72,8 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
     // counted as never read when the line is evicted or the run ends with them so.
     uint8_t unread = 0;
   };
+  static_assert(sizeof(Line) == 64, "a line is one host cache line");
+  static constexpr uint8_t kPromotedHere = 1, kPromotedAway = 2;  // Line::promoted_only
   // Sector s's ready cycle of line l.
   uint64_t& ready_of(Line* l, uint32_t s) {
     return s < kInlineSectors ? l->ready[s]
@@ -88,6 +96,8 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   };
   std::vector<Stride> strides_;
   Line* allocate(uint64_t line_index, uint64_t cycle);
+  // kPromotedAway or kPromotedHere for a line a promotion takes in unasked.
+  uint8_t promoted_kind(uint64_t line_index) const;
   size_t set_of(uint64_t line_index) const;
   // Fills the missing sectors of a miss that asked for the sectors [asked_begin, asked_end) with
   // L2 promotion `promotion` (bytes, 0: none): the demand (what was asked, grown to the fetch
@@ -155,6 +165,9 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint64_t sectors_requested_ = 0, sector_hits_ = 0, sector_misses_ = 0;
   uint64_t bytes_requested_ = 0, dram_fill_bytes_ = 0, writeback_bytes_ = 0, evictions_ = 0;
   uint64_t far_requests_ = 0, lts_sectors_ = 0, near_copy_hits_ = 0, reduction_misses_ = 0;
+  uint64_t promoted_line_first_reads_ = 0;  // reads that found a promoted-only line (missed, nothing fetched)
+  uint64_t promoted_detour_reads_ = 0;      // of them, served from elsewhere in the L2 (later)
+  uint64_t promoted_miss_sectors_ = 0;      // their sectors (in sector_misses, though nothing was fetched)
   uint64_t promoted_far_sectors_ = 0;  // unasked sectors of fills, homed away from the SM (ncu counts them)
   OccupancyLog* occupancy_ = nullptr;
   // l2.in_order_slices: per slice, the cycle its last read was answered (empty: off); the slice

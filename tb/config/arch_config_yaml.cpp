@@ -84,6 +84,8 @@ const std::vector<Field>& fields() {
       F_DBL("l2.requests_per_cycle", 0, 1e6, l2.requests_per_cycle),
       F_U32("l2.partitions", 1, 2, l2.partitions),
       F_U32("l2.far_latency", 0, 100000, l2.far_latency),
+      F_U32("l2.promoted_detour_cycles", 0, 100000, l2.promoted_detour_cycles),
+      F_DBL("l2.promoted_detour_share", 0, 1, l2.promoted_detour_share),
       F_U32("l2.crossbar_bytes_per_cycle", 1, 1 << 20, l2.crossbar_bytes_per_cycle),
       F_U64("l2.dirty_launch_bytes", 0, 1ull << 40, l2.dirty_launch_bytes),
       F_U32("l2.gpc_sms", 1, 1024, l2.gpc_sms),

@@ -388,6 +388,7 @@ RunSummary run_scenario(const Scenario& s, const ArchConfig& arch, const RunOpti
   r.sectors_requested = sum("gpu.l2", "sectors_requested");
   r.sector_hits = sum("gpu.l2", "sector_hits");
   r.sector_misses = sum("gpu.l2", "sector_misses");
+  r.promoted_miss_sectors = sum("gpu.l2", "promoted_miss_sectors");
   r.bytes_requested = sum(".splitter", "bytes_requested");
   r.dram_read_bytes = sum("gpu.dram", "read_bytes");
   r.dram_write_bytes = sum("gpu.dram", "write_bytes");

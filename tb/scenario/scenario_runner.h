@@ -49,6 +49,7 @@ struct RunSummary {
   uint64_t bytes_delivered = 0;      // the loads' bytes into shared memory: once per receiving CTA
   uint64_t bytes_stored = 0;         // bytes written or reduced by stores and reductions
   uint64_t l2_requests = 0, sectors_requested = 0, sector_hits = 0, sector_misses = 0;
+  uint64_t promoted_miss_sectors = 0;  // misses of a promotion's other line, first read: nothing fetched
   uint64_t bytes_requested = 0;      // by the splitters
   uint64_t dram_read_bytes = 0, dram_write_bytes = 0, dram_fill_bytes = 0;
   uint64_t descriptor_hits = 0, descriptor_misses = 0;
@@ -93,9 +94,10 @@ struct RunSummary {
   // Share of the consumers' time spent waiting for loads, and for stores and reductions.
   double load_wait_share() const { return consumer_cycles ? double(consumer_wait_cycles) / consumer_cycles : 0; }
   double store_wait_share() const { return consumer_cycles ? double(bulk_wait_cycles) / consumer_cycles : 0; }
-  // DRAM bytes filled beyond the sectors that missed: what promotion brought in unasked.
+  // DRAM bytes filled beyond the sectors that missed and fetched: what promotion brought in
+  // unasked (the first reads of a 256B promotion's other line miss, but fetch nothing).
   uint64_t overfetch_bytes(uint32_t sector_bytes = 32) const {
-    const uint64_t asked = sector_misses * sector_bytes;
+    const uint64_t asked = (sector_misses - std::min(sector_misses, promoted_miss_sectors)) * sector_bytes;
     return dram_fill_bytes > asked ? dram_fill_bytes - asked : 0;
   }
 };
