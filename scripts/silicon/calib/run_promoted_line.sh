@@ -36,9 +36,12 @@ for i in $(seq 0 $((n - 1))); do
   echo "ncu point $i: rc $?"
 done
 "$work/promoted_line" --list >"$work/ncu/points.csv"
-python3 - "$work/ncu" "$out/promoted_line_traffic.csv" <<'EOF'
-import csv, io, os, sys
-raw, out = sys.argv[1], sys.argv[2]
+python3 - "$here" "$work/ncu" "$out/promoted_line_traffic.csv" <<'EOF'
+import csv, os, sys
+sys.path.insert(0, sys.argv[1])
+from ncu_space import parse_chunk
+from traffic_parse import fmt
+raw, out = sys.argv[2], sys.argv[3]
 points = list(csv.DictReader(open(os.path.join(raw, "points.csv"))))
 names = ["dram__bytes_read.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
          "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum", "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum",
@@ -49,17 +52,10 @@ with open(out, "w", newline="") as f:
                                           "lts_read_sectors", "status"])
     for p in points:
         path = os.path.join(raw, "p%s.csv" % p["point"])
-        lines = [ln for ln in open(path, errors="replace") if ln.startswith('"')] if os.path.exists(path) else []
-        vals, header = {}, None
-        for row in csv.reader(io.StringIO("".join(lines))):
-            if "Metric Name" in row:
-                header = row
-                continue
-            if header:
-                d = dict(zip(header, row))
-                vals[d["Metric Name"]] = d["Metric Value"].replace(",", "")
+        launches = parse_chunk(open(path, errors="replace").read()) if os.path.exists(path) else {}
+        vals = next(iter(launches.values()), {})  # one profiled launch a point
         ok = all(n in vals for n in names)
-        w.writerow(list(p.values()) + [vals.get(n, "") for n in names] + ["ok" if ok else "no_metrics"])
+        w.writerow(list(p.values()) + [fmt(vals.get(n)) for n in names] + ["ok" if ok else "no_metrics"])
 EOF
 tar czf "$out/promoted_line_logs.tgz" -C "$work" ncu
 {
