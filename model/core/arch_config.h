@@ -115,6 +115,12 @@ struct L2Config {
   uint32_t promoted_detour_cycles = 0;
   double promoted_detour_share = 0;
   uint32_t crossbar_bytes_per_cycle = 4096;  // between the partitions, each way
+  // 1: a far read is sent the whole span its fill covers within the line (the fetch granularity,
+  // grown to the promotion): that span crosses, the home partition counts each of its sectors and
+  // the near copy keeps them all, so that the near partition's later reads of the span are near
+  // hits. 0: only the sectors asked for cross and are kept (the fill's other sectors in a far line
+  // are counted once more at the fill).
+  uint32_t far_read_takes_span = 0;
   // A GPC's read coalescer (GpcCoalescer): gpc_sms consecutive SMs share one; reads of the same
   // sectors reaching it within gpc_coalesce_window_cycles are served once. 0: off.
   uint32_t gpc_sms = 16;
@@ -142,6 +148,12 @@ struct DramConfig {
   uint32_t page_bytes = 2048;              // per bank
   uint32_t row_miss_cycles = 0;
   uint32_t scheduler_window_cycles = 0;
+  // 1: a bank holds one page at a time. An access finds its page open only while the bank is on
+  // it (no other page's opening has started since the page's own) or while the page's opening is
+  // still queued (the access joins it): how long a page stays reachable then follows how long
+  // openings wait for their turn, i.e. the controller's queue, instead of a fixed window (which
+  // still bounds it). 0: the window alone, whatever other pages the bank opened in between.
+  uint32_t page_tenure = 0;
   double bank_bytes_per_cycle = 0;         // one bank's transfer rate (0: the bank is not held by transfers)
   // 1: the promoted part of an L2 fill is a background read: demand reads are timed as if it were
   // not there, and it takes what bandwidth they leave (it still counts against the channel).

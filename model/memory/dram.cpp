@@ -39,14 +39,25 @@ bool Dram::page_open(Bank& bank, uint64_t page, uint64_t cycle) {
   if (!window) return bank.open_page == page;
   // Accesses arrive a little out of cycle order (the SMs run ahead by up to a quantum): the
   // window is measured both ways.
-  for (const auto& [p, opened] : bank.recent)
-    if (p == page && cycles_apart(cycle, opened) <= window) return true;
+  for (const auto& o : bank.recent)
+    if (o.page == page && cycles_apart(cycle, o.arrived) <= window &&
+        (!cfg_.page_tenure || within_tenure(bank, o, cycle)))
+      return true;
   bank.recent.erase(std::remove_if(bank.recent.begin(), bank.recent.end(),
-                                   [&](const auto& e) { return e.second + window < cycle; }),
+                                   [&](const auto& e) { return e.arrived + window < cycle; }),
                     bank.recent.end());
   if (bank.recent.size() >= 64) bank.recent.erase(bank.recent.begin());  // bounded, oldest first
-  bank.recent.emplace_back(page, cycle);
+  bank.recent.push_back({page, cycle, cycle});
   return false;
+}
+
+// The bank is on a page from its opening's start until another page's opening starts; before its
+// start the opening is queued, and an access to the same page joins it.
+bool Dram::within_tenure(const Bank& bank, const Bank::Opening& opening, uint64_t cycle) {
+  if (cycle < opening.start) return true;  // queued: served with it
+  for (const auto& other : bank.recent)
+    if (other.page != opening.page && other.start > opening.start && other.start <= cycle) return false;
+  return true;
 }
 
 uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t now, bool background) {
@@ -94,6 +105,7 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t
     settle(acts);
     start = std::max(start, acts.serve(cycle, kActivationUnits));
   }
+  if (!hit && cfg_.page_tenure && cfg_.scheduler_window_cycles) bank.recent.back().start = start;
   // A promoted read continues its fill's demand read to the same pages (the L2 asks for the whole
   // promoted span at once; only the model splits it, to give the demand part priority): it pays
   // no access overhead of its own.

@@ -30,14 +30,21 @@ class Dram : public sc_core::sc_module, public StatsProvider {
   struct Bank {
     uint64_t open_page = ~0ull;
     uint64_t ready = 0;  // cycle the bank can start a transfer
-    // With a scheduler window: the pages opened lately and when (the controller's queue groups
-    // accesses to them).
-    std::vector<std::pair<uint64_t, uint64_t>> recent;
+    // With a scheduler window: the pages opened lately, when their first access arrived and
+    // when their opening starts (the controller's queue groups accesses to them).
+    struct Opening {
+      uint64_t page, arrived, start;
+    };
+    std::vector<Opening> recent;
     // With bank_bytes_per_cycle: the bank's time, booked like a channel's (page openings as the
     // bytes it could have moved meanwhile), so that accesses arriving out of cycle order are fine.
     BandwidthServer busy;
   };
+  // Whether an access at `cycle` finds `page` open; if not, records the opening (its start is
+  // set once known) and returns false.
   bool page_open(Bank& bank, uint64_t page, uint64_t cycle);
+  // With page_tenure: whether the bank is on `page` at `cycle` or has its opening queued.
+  static bool within_tenure(const Bank& bank, const Bank::Opening& opening, uint64_t cycle);
   // One access within one interleave chunk: returns the cycle its last byte is out. With
   // background_promoted_fills a background read queues behind everything booked, a demand read
   // only behind other demand reads.

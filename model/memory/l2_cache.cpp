@@ -186,6 +186,14 @@ uint8_t L2Cache::promoted_kind(uint64_t line_index) const {
   return u < cfg_.promoted_detour_share ? kPromotedAway : kPromotedHere;
 }
 
+void L2Cache::fill_span(uint64_t asked_begin, uint64_t asked_end, uint64_t promotion, uint64_t& begin,
+                        uint64_t& end) const {
+  const uint64_t demand_begin = asked_begin / fill_bytes_ * fill_bytes_;
+  const uint64_t demand_end = (asked_end + fill_bytes_ - 1) / fill_bytes_ * fill_bytes_;
+  begin = promotion ? std::min(asked_begin / promotion * promotion, demand_begin) : demand_begin;
+  end = promotion ? std::max((asked_end + promotion - 1) / promotion * promotion, demand_end) : demand_end;
+}
+
 uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promotion, uint64_t cycle, int sm,
                        uint64_t& fetched) {
   const uint64_t sector = cfg_.sector_bytes, line = cfg_.line_bytes;
@@ -194,9 +202,8 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
   // demand (or the demand alone).
   const uint64_t demand_begin = asked_begin / fill_bytes_ * fill_bytes_;
   const uint64_t demand_end = (asked_end + fill_bytes_ - 1) / fill_bytes_ * fill_bytes_;
-  const uint64_t begin = promotion ? std::min(asked_begin / promotion * promotion, demand_begin) : demand_begin;
-  const uint64_t end =
-      promotion ? std::max((asked_end + promotion - 1) / promotion * promotion, demand_end) : demand_end;
+  uint64_t begin, end;
+  fill_span(asked_begin, asked_end, promotion, begin, end);
   uint64_t a = begin;
   uint64_t bytes = 0;
   filling_.clear();
@@ -260,11 +267,15 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
   // each line asked for with 64-byte fetches reads 2.0 L2 bytes per byte, with 128-byte ones 3.0,
   // where 32-byte ones read 1.5: tests/calibration/h100/fetch.csv), unless another SM asks for
   // them within an L2 round trip (b_transport's merge rule).
+  // With far_read_takes_span the asked lines' other sectors are counted by the far read that
+  // takes them (b_transport).
   if (cfg_.partitions > 1 && (begin < asked_begin || end > asked_end)) {
     const uint32_t near = near_partition(sm);
+    const uint64_t asked_lines_begin = asked_begin / line * line, asked_lines_end = (asked_end + line - 1) / line * line;
     for (auto [pl, s] : filling_) {
       const uint64_t a = pl->tag * line + s * sector;
       if ((a >= asked_begin && a < asked_end) || home_partition(pl->tag) == near) continue;
+      if (cfg_.far_read_takes_span && a >= asked_lines_begin && a < asked_lines_end) continue;
       ++promoted_far_sectors_;
       pl->far_promoted |= static_cast<uint8_t>(1u << s);
       pl->promoter_sm = static_cast<int16_t>(sm);
@@ -486,8 +497,33 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
       ready_of(l, s) = std::max(ready_of(l, s), t_ready);
     }
   }
+  // What a far read takes across: the sectors asked for, or with far_read_takes_span its fill's
+  // whole span within the lines asked, as far as the home holds it; the home counts the span's
+  // other sectors too, and the near copy keeps them.
+  uint64_t across_begin = address, across_bytes = bytes;
+  if (far && reads && cfg_.far_read_takes_span) {
+    uint64_t span_begin, span_end;
+    fill_span(first, last, req->promotion_bytes, span_begin, span_end);
+    span_begin = std::max(span_begin, first / line * line);
+    span_end = std::min(span_end, (last + line - 1) / line * line);
+    // The span's ends as far as the home holds them (a line filled without this promotion may
+    // hold less): whole sectors either side of the asked ones.
+    while (span_begin < first) {
+      const Line* l = find(span_begin / line);
+      if (l && (l->valid & (1u << ((span_begin % line) / sector)))) break;
+      span_begin += sector;
+    }
+    while (span_end > last) {
+      const Line* l = find((span_end - sector) / line);
+      if (l && (l->valid & (1u << (((span_end - sector) % line) / sector)))) break;
+      span_end -= sector;
+    }
+    far_span_sectors_ += (first - span_begin + span_end - last) / sector;
+    across_begin = span_begin;
+    across_bytes = span_end - span_begin;
+  }
   if (cfg_.partitions > 1) {
-    if (far && reads) keep_near_copy(address, bytes, near, t_ready);
+    if (far && reads) keep_near_copy(across_begin, across_bytes, near, t_ready);
     if (writes) drop_near_copies(address, bytes);
   }
   req->sectors_missed = missed;
@@ -512,7 +548,7 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   // into an evicted line within 44 cycles of one that hits (tests/calibration/h200/store_reduce.csv).
   uint64_t t_done;
   if (req->access == MemAccess::read || req->access == MemAccess::descriptor) {
-    if (far) t_ready = crossbar_.serve(t_ready, bytes);
+    if (far) t_ready = crossbar_.serve(t_ready, across_bytes);
     if (req->access == MemAccess::read) coalescer_.record(req->sm, address, bytes, t0, t_ready + far_half);
     t_done = to_sm_[port].serve(t_ready + far_half, bytes) + half;
   } else if (writes) {
@@ -571,8 +607,9 @@ void L2Cache::collect_stats(StatsRecord& out) const {
   out.add("promoted_line_first_reads", promoted_line_first_reads_);
   out.add("promoted_detour_reads", promoted_detour_reads_);
   out.add("promoted_miss_sectors", promoted_miss_sectors_);
-  out.add("lts_sectors", lts_sectors_ + promoted_far_sectors_);
+  out.add("lts_sectors", lts_sectors_ + promoted_far_sectors_ + far_span_sectors_);
   out.add("promoted_far_sectors", promoted_far_sectors_);
+  if (cfg_.far_read_takes_span) out.add("far_span_sectors", far_span_sectors_);
   out.add("tag_lookups", tag_lookups_made_);
   out.add("gpc_coalesced_reads", coalesced_reads_);
   out.add("gpc_coalesced_bytes", coalesced_bytes_);

@@ -104,6 +104,9 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   // granularity) first, then the rest of the promotion block; returns the cycle the demanded data
   // is in the L2 (`cycle` when nothing was missing) and adds the bytes fetched to `fetched`.
   // Promoted sectors carry their own ready cycle.
+  // The span a fill of [asked_begin, asked_end) covers: the fetch granularity, grown to the
+  // promotion block.
+  void fill_span(uint64_t asked_begin, uint64_t asked_end, uint64_t promotion, uint64_t& begin, uint64_t& end) const;
   uint64_t fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promotion, uint64_t cycle, int sm,
                 uint64_t& fetched);
   // One access through the DRAM socket at `cycle`; returns the cycle DRAM answers.
@@ -169,6 +172,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint64_t promoted_detour_reads_ = 0;      // of them, served from elsewhere in the L2 (later)
   uint64_t promoted_miss_sectors_ = 0;      // their sectors (in sector_misses, though nothing was fetched)
   uint64_t promoted_far_sectors_ = 0;  // unasked sectors of fills, homed away from the SM (ncu counts them)
+  uint64_t far_span_sectors_ = 0;  // far_read_takes_span: unasked sectors a far read's home sent along
   OccupancyLog* occupancy_ = nullptr;
   // l2.in_order_slices: per slice, the cycle its last read was answered (empty: off); the slice
   // of a line by address hash; the reads that waited for an earlier one.

@@ -5,7 +5,9 @@
 # With both rules the SMs of the 4-SM CPCs (h100.yaml's cpc_of_sm) keep more requests in flight,
 # run ahead and stay ahead, and the lines they share with the others are read from DRAM twice, as
 # on silicon (tests/calibration/h100/space_tile_times.csv.gz); without them every SM ends together
-# and each line is read once. A 16 MB L2 and a 128 MB tensor keep the runs short.
+# and each line is read once. A 16 MB L2 and a 128 MB tensor keep the runs short. Far reads take
+# only what they ask across (l2.far_read_takes_span 0): in so small an L2 the near copies of whole
+# promoted lines take enough room to evict lines before their next column, whatever the SMs do.
 set -euo pipefail
 sim=$1
 root=$2
@@ -25,7 +27,7 @@ run() {  # name extra-args...
   local name=$1
   shift
   "$sim" run "$out/stream.yaml" --arch "$root/configs/arch/h100.yaml" --quiet --no-scoreboard \
-    --arch-set l2.capacity_bytes=16777216 --stats "$out/$name.json" "$@" >/dev/null
+    --arch-set l2.capacity_bytes=16777216 --arch-set l2.far_read_takes_span=0 --stats "$out/$name.json" "$@" >/dev/null
 }
 run off --arch-set tma.cpc_outstanding_requests=0 --arch-set l2.in_order_slices=0
 run on --arch-set tma.cpc_outstanding_requests=3072 --arch-set tma.max_outstanding_requests=768 \
