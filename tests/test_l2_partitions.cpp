@@ -118,8 +118,9 @@ BOOST_AUTO_TEST_CASE(a_warm_l2_keeps_the_near_copies_its_reads_made_and_they_tak
 BOOST_AUTO_TEST_CASE(a_far_read_takes_its_fills_whole_span_across_and_its_near_copy_keeps_it) {
   // SM 0 reads a line's first sector with 128B promotion, then its third. Where the line is homed
   // in the other partition, the home sends the first read the whole promoted line (silicon: the two
-  // 64-byte halves of 128B-promoted rows read by SMs of two GPCs count 1.97 L2 sectors per byte
-  // against 1.50 from one TPC, and stream 2.6-3.2 TB/s against 4.2: page_share_traffic.csv): its
+  // 64-byte halves of 128B-promoted rows read by SMs of two GPCs, 30 of 66 pairs in two
+  // partitions, count 1.77 L2 sectors per byte, where this rule gives 1.73, and 1.50 from one TPC:
+  // h200/repeat/page_share_rep3): its
   // four sectors cross (8 cycles of the crossbar, not 2), the home counts them all (the near
   // partition its one), and the third sector is then a near-copy hit. Without the span only the
   // asked sector crosses, the line's other three are counted once more at the fill, and the third

@@ -68,6 +68,7 @@ struct PSArgs {
   Span* span;
   unsigned long long* tile_log;  // [block * 2 + half] issue time (globaltimer)
   ClockRec* clk;
+  unsigned* cta_sm;  // [cta] its %smid
 };
 
 // Which half and pair a CTA reads.
@@ -93,6 +94,9 @@ __global__ void __launch_bounds__(64) ps_stream(const __grid_constant__ CUtensor
   role(a, half, pair);
   if (threadIdx.x == 0) {
     atomicMin(&a.span->start, globaltimer());
+    unsigned smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    a.cta_sm[blockIdx.x] = smid;
     for (int s = 0; s < kStages; ++s) {
       mbar_init(smem_u32(&full[s]), 1);
       mbar_init(smem_u32(&empty[s]), 1);
@@ -155,13 +159,14 @@ struct State {
   Span* span = nullptr;
   unsigned long long* tile_log = nullptr;
   ClockRec* clk = nullptr;
+  unsigned* cta_sm = nullptr;
   size_t smem = 0;
   std::string logs;  // --logs DIR: each point's last launch's box issue times
 };
 State S;
 
 // DIR/page_share_PPP.csv: block, first half's and second half's issue (ns from the span's start;
-// empty where that half was not read).
+// empty where that half was not read); DIR/page_share_sm_PPP.csv: each CTA's %smid.
 void write_log(size_t idx, const std::vector<unsigned long long>& log, unsigned long long t0) {
   char name[64];
   snprintf(name, sizeof name, "/page_share_%03zu.csv", idx);
@@ -177,6 +182,14 @@ void write_log(size_t idx, const std::vector<unsigned long long>& log, unsigned 
     fprintf(f, "\n");
   }
   fclose(f);
+  std::vector<unsigned> sm(kCtas);
+  CK(cudaMemcpy(sm.data(), S.cta_sm, sm.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  snprintf(name, sizeof name, "/page_share_sm_%03zu.csv", idx);
+  if (FILE* g = fopen((S.logs + name).c_str(), "w")) {
+    fprintf(g, "cta,smid\n");
+    for (int c = 0; c < kCtas; ++c) fprintf(g, "%d,%u\n", c, sm[c]);
+    fclose(g);
+  }
 }
 
 Result measure(size_t idx, int reps) {
@@ -195,6 +208,7 @@ Result measure(size_t idx, int reps) {
   a.span = S.span;
   a.tile_log = S.tile_log;
   a.clk = S.clk;
+  a.cta_sm = S.cta_sm;
   CK(cudaMemset(S.err, 0, sizeof(unsigned)));
   std::vector<double> gbs, lag_med, lag_p10, lag_p90, mhz;
   std::vector<unsigned long long> log(2 * (size_t)kBlocks);
@@ -255,6 +269,7 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&S.err, sizeof(unsigned)));
     CK(cudaMalloc(&S.span, sizeof(Span)));
     CK(cudaMalloc(&S.clk, sizeof(ClockRec)));
+    CK(cudaMalloc(&S.cta_sm, kCtas * sizeof(unsigned)));
     CK(cudaMalloc(&S.tile_log, 2 * (size_t)kBlocks * sizeof(unsigned long long)));
     const int max_smem = set_max_dyn_smem(ps_stream, S.dev);
     // one CTA per SM: shared memory for the stages, and too much for two

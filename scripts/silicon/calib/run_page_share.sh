@@ -5,7 +5,7 @@
 # box's issue time logged, then profiled once with ncu. Leaves in OUTDIR:
 #   page_share.csv              the 26 points (promotion, partners, lag in boxes, start delay)
 #   page_share_traffic.csv      ncu per point: DRAM bytes, L2 sectors and lookup hits, duration
-#   page_share_tiles.tgz        every box's issue time, the last timed launch of each point
+#   page_share_tiles.tgz        every box's issue time and each CTA's %smid, the last timed launch of each point
 #   page_share_conditions.yaml  GPU, clocks, versions, the log
 #   page_share_logs.tgz         logs
 # About two minutes on an H200.
