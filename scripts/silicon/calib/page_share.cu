@@ -12,7 +12,7 @@
 // stages (768 rows in flight per SM, where no SM runs ahead: space_onset.csv); the CTA that reads
 // the first halves of pair p's items and the one that reads their second halves are partners:
 // `tpc` CTAs 2p and 2p+1 (one TPC in silicon's dealing order, placement.csv), `far` CTAs p and
-// p + 66 (other GPCs). The second-half reader runs `lag_items` items behind (its first steps read
+// p + 66 (other GPCs); two points appended with 256B promotion. The second-half reader runs `lag_items` items behind (its first steps read
 // halves whose other half nobody reads) and starts `delay_ns` later. Every tile's issue time is
 // logged; the CSV gives the time between the two halves' issues (median, p10, p90 over the items
 // both read) and the stream's GB/s over the in-kernel span (first CTA start to last CTA end).
@@ -52,6 +52,8 @@ std::vector<PSPoint> make_points() {
     for (int d : {0, 200}) v.push_back({promo, true, 0, d});
     v.push_back({promo, true, 2, 0});
   }
+  // Appended: 256B promotion, whose block's other line (bytes 128-255 of each 1 KB) nobody reads.
+  for (bool far : {false, true}) v.push_back({256, far, 0, 0});
   return v;
 }
 

@@ -3,7 +3,7 @@
 # 128-byte rows (one line per 1 KB page) read by two partner CTAs, the second a set time or number
 # of boxes behind, without and with 128B promotion; every point timed over 5 launches with every
 # box's issue time logged, then profiled once with ncu. Leaves in OUTDIR:
-#   page_share.csv              the 26 points (promotion, partners, lag in boxes, start delay)
+#   page_share.csv              the 28 points (promotion, partners, lag in boxes, start delay)
 #   page_share_traffic.csv      ncu per point: DRAM bytes, L2 sectors and lookup hits, duration
 #   page_share_tiles.tgz        every box's issue time and each CTA's %smid, the last timed launch of each point
 #   page_share_conditions.yaml  GPU, clocks, versions, the log
