@@ -178,7 +178,7 @@ BOOST_AUTO_TEST_CASE(the_window_holds_for_accesses_that_arrive_out_of_cycle_orde
 
 BOOST_AUTO_TEST_CASE(with_page_tenure_a_page_is_open_until_the_bank_opens_another) {
   // As in the windowed case: page 1's opening waits for the bank until 100, so an access to page 0
-  // at 2 is still grouped with page 0's opening. Once page 1's opening has started (100), page 0
+  // at 2 is still grouped with page 0's opening. Once page 1's opening is done (100), page 0
   // is closed: an access to it at 150 opens it again (the bank is free from 100: 150 + 50), where
   // the window alone would find it open (silicon: two reads of one page 0.5-1 us apart under load
   // share an opening about half the time, 1.5 us apart rarely; page_share.csv).

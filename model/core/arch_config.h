@@ -149,7 +149,7 @@ struct DramConfig {
   uint32_t row_miss_cycles = 0;
   uint32_t scheduler_window_cycles = 0;
   // 1: a bank holds one page at a time. An access finds its page open only while the bank is on
-  // it (no other page's opening has started since the page's own) or while the page's opening is
+  // it (no other page has been opened since the page's own opening was done) or while the page's opening is
   // still queued (the access joins it): how long a page stays reachable then follows how long
   // openings wait for their turn, i.e. the controller's queue, instead of a fixed window (which
   // still bounds it). 0: the window alone, whatever other pages the bank opened in between.

@@ -51,8 +51,10 @@ bool Dram::page_open(Bank& bank, uint64_t page, uint64_t cycle) {
   return false;
 }
 
-// The bank is on a page from its opening's start until another page's opening starts; before its
-// start the opening is queued, and an access to the same page joins it.
+// The bank is on a page from when its opening is done (its data can move: `start`) until another
+// page's opening is done; before that the opening is queued, and an access to the same page joins
+// it. (The opening takes the row_miss_cycles before `start`; a read that joins a queued opening
+// moves its data from its own arrival, as in the window model: the reordering is not timed.)
 bool Dram::within_tenure(const Bank& bank, const Bank::Opening& opening, uint64_t cycle) {
   if (cycle < opening.start) return true;  // queued: served with it
   for (const auto& other : bank.recent)

@@ -31,7 +31,7 @@ class Dram : public sc_core::sc_module, public StatsProvider {
     uint64_t open_page = ~0ull;
     uint64_t ready = 0;  // cycle the bank can start a transfer
     // With a scheduler window: the pages opened lately, when their first access arrived and
-    // when their opening starts (the controller's queue groups accesses to them).
+    // when their opening is done (the controller's queue groups accesses to them).
     struct Opening {
       uint64_t page, arrived, start;
     };

@@ -195,7 +195,7 @@ void L2Cache::fill_span(uint64_t asked_begin, uint64_t asked_end, uint64_t promo
 }
 
 uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promotion, uint64_t cycle, int sm,
-                       uint64_t& fetched) {
+                       uint64_t& fetched, bool span_counted) {
   const uint64_t sector = cfg_.sector_bytes, line = cfg_.line_bytes;
   // The demand is what was asked, grown to the fetch granularity: those other sectors come in the
   // demand's DRAM access, not as a promoted read. The fill is the promotion block around the
@@ -267,15 +267,15 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
   // each line asked for with 64-byte fetches reads 2.0 L2 bytes per byte, with 128-byte ones 3.0,
   // where 32-byte ones read 1.5: tests/calibration/h100/fetch.csv), unless another SM asks for
   // them within an L2 round trip (b_transport's merge rule).
-  // With far_read_takes_span the asked lines' other sectors are counted by the far read that
-  // takes them (b_transport).
+  // With far_read_takes_span a far read counts the asked lines' other sectors itself, as it
+  // takes them (b_transport); a far write or reduction does not.
   if (cfg_.partitions > 1 && (begin < asked_begin || end > asked_end)) {
     const uint32_t near = near_partition(sm);
     const uint64_t asked_lines_begin = asked_begin / line * line, asked_lines_end = (asked_end + line - 1) / line * line;
     for (auto [pl, s] : filling_) {
       const uint64_t a = pl->tag * line + s * sector;
       if ((a >= asked_begin && a < asked_end) || home_partition(pl->tag) == near) continue;
-      if (cfg_.far_read_takes_span && a >= asked_lines_begin && a < asked_lines_end) continue;
+      if (span_counted && a >= asked_lines_begin && a < asked_lines_end) continue;
       ++promoted_far_sectors_;
       pl->far_promoted |= static_cast<uint8_t>(1u << s);
       pl->promoter_sm = static_cast<int16_t>(sm);
@@ -468,7 +468,8 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
       touch(l);
     }
   } else if (missed) {
-    t_ready = std::max(t_ready, fill(first, last, req->promotion_bytes, t_arrive, req->sm, fetched));
+    t_ready = std::max(t_ready, fill(first, last, req->promotion_bytes, t_arrive, req->sm, fetched,
+                                     far && reads && cfg_.far_read_takes_span));
   }
   t_ready = std::max(t_ready, wait_for);
   if (!in_order_done_.empty() && req->access == MemAccess::read) {
@@ -506,18 +507,17 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
     fill_span(first, last, req->promotion_bytes, span_begin, span_end);
     span_begin = std::max(span_begin, first / line * line);
     span_end = std::min(span_end, (last + line - 1) / line * line);
-    // The span's ends as far as the home holds them (a line filled without this promotion may
-    // hold less): whole sectors either side of the asked ones.
-    while (span_begin < first) {
-      const Line* l = find(span_begin / line);
-      if (l && (l->valid & (1u << ((span_begin % line) / sector)))) break;
-      span_begin += sector;
-    }
-    while (span_end > last) {
-      const Line* l = find((span_end - sector) / line);
-      if (l && (l->valid & (1u << (((span_end - sector) % line) / sector)))) break;
-      span_end -= sector;
-    }
+    // The span as far as the home holds it on from the asked sectors (a line filled without this
+    // promotion may hold less): the valid sectors either side, up to the first that is not.
+    const auto held = [&](uint64_t a) {
+      const Line* l = find(a / line);
+      return l && (l->valid & (1u << ((a % line) / sector)));
+    };
+    uint64_t lo = first, hi = last;
+    while (lo > span_begin && held(lo - sector)) lo -= sector;
+    while (hi < span_end && held(hi)) hi += sector;
+    span_begin = lo;
+    span_end = hi;
     far_span_sectors_ += (first - span_begin + span_end - last) / sector;
     across_begin = span_begin;
     across_bytes = span_end - span_begin;

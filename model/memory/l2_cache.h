@@ -107,8 +107,10 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   // The span a fill of [asked_begin, asked_end) covers: the fetch granularity, grown to the
   // promotion block.
   void fill_span(uint64_t asked_begin, uint64_t asked_end, uint64_t promotion, uint64_t& begin, uint64_t& end) const;
+  // `span_counted`: the request takes the asked lines' span across and counts it itself
+  // (far_read_takes_span, a far read), so the fill does not count those sectors again.
   uint64_t fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promotion, uint64_t cycle, int sm,
-                uint64_t& fetched);
+                uint64_t& fetched, bool span_counted = false);
   // One access through the DRAM socket at `cycle`; returns the cycle DRAM answers.
   uint64_t dram_access(tlm::tlm_command command, uint64_t address, uint64_t bytes, uint64_t cycle);
   uint64_t dram_read(uint64_t address, uint64_t bytes, uint64_t cycle, bool promoted);
