@@ -9,8 +9,10 @@ within half their size). --report FILE writes the tables as Markdown.
 
   scripts/heldout_space.py [--gpu h100] [--jobs N] [--report docs/calibration/heldout_space.md]
 
-Runs: each streaming point a sample of its tiles (--tiles-per-sm, the rate of a whole-tensor pass
-in steady state); the L2-state points of the 64 MB tensor whole (the dirty L2's fixed cost is
+Runs: each row-ordered streaming point a sample of its tiles (--tiles-per-sm, the rate of a
+whole-tensor pass in steady state), each column-ordered one whole (a sample would end inside the
+columns that share lines and promotion blocks, and its CTAs could not drift apart as a whole pass's
+do; --sampled-col samples them too); the L2-state points of the 64 MB tensor whole (the dirty L2's fixed cost is
 compared in microseconds); GEMM main loops two output tiles per CTA (the first 264 of the
 schedule: DRAM bytes, which depend on the whole schedule, are not compared). Standard library only.
 """
@@ -87,7 +89,7 @@ def space_rows(data, pattern, extra=("_load", "_inflight", "_fills", "_sync", "_
     return out
 
 
-def space_scenario(r, tiles_per_sm, whole=False, ctas="real"):
+def space_scenario(r, tiles_per_sm, whole=False, ctas="real", sampled_col=False):
     mb, rb, inner, nrows = int(r["tensor_mb"]), int(r["row_bytes"]), int(r["inner_bytes"]), int(r["rows"])
     cps = int(r["ctas_per_sm"])
     swz = r["swizzle"]
@@ -96,8 +98,13 @@ def space_scenario(r, tiles_per_sm, whole=False, ctas="real"):
     # against the rate, is the point.
     # A dirty L2's write-backs are a fixed amount (what the memset left) that a whole pass spreads
     # over its length and a sample would crowd into its few tiles: dirty points run whole.
+    # Column-ordered streams run whole too: a sample of N tiles per SM ends inside the columns that
+    # share a promotion block (and the lines of a 32-64 B row), so the promoted sectors it fetched
+    # for the columns after its end are never used, and the pages the next columns would share are
+    # never reread; silicon streams the whole tensor (32 B x 64, 256B: sampled 1,252 GB/s and 1.21
+    # DRAM bytes a byte, whole 1,505 and 1.00, silicon 1,512 and 1.00).
     whole = whole or r["group"] in ("capacity", "hits", "startup") or (r["l2_state"] == "warm" and mb < 64) \
-        or r["l2_state"] == "dirty"
+        or r["l2_state"] == "dirty" or (r["order"] == "col" and not sampled_col)
     per_sm = 0 if whole else cal.block_aligned_sample(tiles_per_sm, mb, rb, inner, nrows, r["order"])
     if ctas == "approx":
         # The older replay: N CTAs on an SM as one issuer with their stages together and 1/N of
@@ -224,6 +231,17 @@ class Family:
             self.name, len(e), fmt(statistics.mean(e)), fmt(statistics.median(e)), worst[0], worst[2], worst[1])
 
 
+def runs_note(a):
+    """How the streaming points were run, for the report's header."""
+    if a.tiles_per_sm == 0:
+        return "every point whole"
+    sample = "a sample of %d tiles per SM" % a.tiles_per_sm
+    if a.sampled_col:
+        return sample + " (both orders)"
+    return ("row order %s, column order whole (with the dirty L2, warm tensors under 64 MB and the capacity, "
+            "hits and startup groups)" % sample)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--gpu", default="h100")
@@ -240,6 +258,9 @@ def main():
     ap.add_argument("--groups", default=None,
                     help="comma-separated space.csv groups to replay (grid, occupancy, state, tall, pitch); "
                          "only these, without the descriptor and GEMM families")
+    ap.add_argument("--sampled-col", action="store_true",
+                    help="sample column-ordered streams as row-ordered ones (the replay before 2026-11-28: "
+                         "samples end inside promotion blocks' columns) instead of running them whole")
     ap.add_argument("--ctas", choices=("real", "approx"), default="real",
                     help="several CTAs per SM as the model's CTA slots (real, the default) or as the older "
                          "one-issuer approximation (approx)")
@@ -275,7 +296,7 @@ def main():
     partial = [r for r in space if r["group"] != "state" and int(r["grid"]) > 132
                and int(r["grid"]) != 132 * int(r["ctas_per_sm"])]
     stream = [r for r in space if r["group"] != "state" and r not in partial]
-    preds = run_all([space_scenario(r, a.tiles_per_sm, ctas=a.ctas) for r in stream])
+    preds = run_all([space_scenario(r, a.tiles_per_sm, ctas=a.ctas, sampled_col=a.sampled_col) for r in stream])
     fams = {}
     def fam(name, unit="GB/s", absolute=False, floor=0.0):
         return fams.setdefault(name, Family(name, unit, absolute, floor))
@@ -328,7 +349,7 @@ def main():
     # Traffic (ncu) of the space points, against the model's sampled runs.
     grid_of = {r["point"]: r["grid"] for r in stream}  # the traffic files have no grid column
     tr = [dict(t, grid=grid_of[t["point"]]) for t in space_rows(data, "space%s_traffic.csv") if t["point"] in pred_of]
-    tpreds = run_all([space_scenario(t, a.tiles_per_sm, ctas=a.ctas) for t in tr])
+    tpreds = run_all([space_scenario(t, a.tiles_per_sm, ctas=a.ctas, sampled_col=a.sampled_col) for t in tr])
     for t, s in zip(tr, tpreds):
         label = "%sMB %sB x %s %s %s x%s" % (t["tensor_mb"], t["inner_bytes"], t["rows"], t["order"], t["l2_promotion"],
                                             t["ctas_per_sm"])
@@ -418,8 +439,9 @@ def main():
         with open(a.report, "w") as f:
             f.write("# Held-out families: the measurement space (%s)\n\n" % a.gpu)
             f.write("Written by `scripts/heldout_space.py --report %s` from tests/calibration/%s/ "
-                    "(space*.csv, space*_traffic.csv, descriptor_space.csv, gemm.csv) and configs/arch/%s.yaml.\n\n"
-                    % (a.report, a.gpu, a.gpu))
+                    "(space*.csv, space*_traffic.csv, descriptor_space.csv, gemm.csv) and configs/arch/%s.yaml. "
+                    "Streaming points: %s.\n\n"
+                    % (a.report, a.gpu, a.gpu, runs_note(a)))
             f.write(text + "\n")
 
 

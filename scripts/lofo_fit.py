@@ -89,7 +89,7 @@ class Pt:
         per_sm = -(-(int(row["tensor_mb"]) << 20) // tile // 132)
         self.whole = row["group"] == "state" or per_sm <= SAMPLE_TILES[0] + SAMPLE_TILES[1]
         self.scenarios = ([hs.space_scenario(row, 0, whole=True)[0]] if self.whole else
-                          [hs.space_scenario(row, n)[0] for n in SAMPLE_TILES])
+                          [hs.space_scenario(row, n, sampled_col=True)[0] for n in SAMPLE_TILES])
 
 
 def sample_points(data, per_family, seed, only=None):

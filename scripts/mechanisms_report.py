@@ -246,7 +246,7 @@ def replay_fills(data, sim, arch, jobs, cache):
     for r in rows(os.path.join(data, "space_fills.csv")):
         r = dict(r)
         r["ctas_per_sm"] = str(int(r["grid"]) // 132)
-        scen.append(hs.space_scenario(r, 48))
+        scen.append(hs.space_scenario(r, 48, sampled_col=True))
     import concurrent.futures
     with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
         out = list(ex.map(lambda j: runner.run_one(j[0], j[1], []), scen))
