@@ -201,6 +201,16 @@ std::vector<SpPoint> make_points() {
     for (int mb : {4, 8, 16, 24}) add("startup", mb, inner, 256, 0, false, 4, 2, L2State::warm);
   for (int mb : {4, 8, 16, 24}) add("startup", mb, 64, 256, 0, false, 4, 2, L2State::clean);
   for (int mb : {4, 16}) add("startup", mb, 128, 64, 0, false, 4, 1, L2State::clean);
+  // onset_width (appended after startup): does the fast SMs' lead start at a number of rows in
+  // flight per SM or of bytes? (onset: 32 B rows from 1,024-1,280 rows, 64 B from 768, 256 B by
+  // 512; 32-64 KB in each.) 16 B rows at 2,048-4,096 rows (32-64 KB) and 256 B rows at 128-256
+  // (32-64 KB), both orders, clean 256 MB, no promotion.
+  for (bool col : {false, true}) {
+    add("onset_width", 256, 16, 256, 0, col, 8, 1, L2State::clean);  // 2,048 rows, 32 KB
+    add("onset_width", 256, 16, 256, 0, col, 6, 2, L2State::clean);  // 3,072 rows, 48 KB
+    add("onset_width", 256, 16, 256, 0, col, 8, 2, L2State::clean);  // 4,096 rows, 64 KB
+    for (int st : {2, 3, 4}) add("onset_width", 256, 256, 64, 0, col, st, 1, L2State::clean);  // 128-256 rows
+  }
   return v;
 }
 
