@@ -41,6 +41,12 @@ def role(cta, far):
     return (int(cta >= PAIRS), cta % PAIRS) if far else (cta & 1, cta >> 1)
 
 
+def item_of(half, step, lag):
+    """The item (box of the pair's rows) a CTA reads at its step: the second half `lag` boxes behind,
+    its first `lag` steps on items past the first half's end (page_share.cu)."""
+    return step if half == 0 else (step - lag if step >= lag else ITEMS + step)
+
+
 def trace_lines(promotion, far, lag, items):
     head = {
         "format": "tma-trace", "version": 1,
@@ -58,8 +64,7 @@ def trace_lines(promotion, far, lag, items):
     for cta in range(CTAS):
         half, pair = role(cta, far)
         for j in range(items):
-            item = j if half == 0 else (j - lag if j >= lag else ITEMS + j)
-            block = pair + PAIRS * item
+            block = pair + PAIRS * item_of(half, j, lag)
             s = j % STAGES
             yield json.dumps({"cta": cta, "sm": cta, "step": j, "issue": "producer", "op": "load",
                               "descriptor": "T_half", "coords": [half * HALF_BYTES // 2, block * BOX_ROWS],
@@ -98,8 +103,7 @@ def model_lags(path, far, lag, items):
     for cta in range(CTAS):
         half, pair = role(cta, far)
         for j, ts in enumerate(sorted(starts.get(cta, []))[:items]):
-            item = j if half == 0 else (j - lag if j >= lag else ITEMS + j)
-            issued.setdefault(pair + PAIRS * item, [None, None])[half] = ts * 1000.0
+            issued.setdefault(pair + PAIRS * item_of(half, j, lag), [None, None])[half] = ts * 1000.0
     return sorted(b - a for a, b in issued.values() if a is not None and b is not None)
 
 
