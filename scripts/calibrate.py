@@ -356,12 +356,23 @@ class Runner:
 
     def run_stats(self, scenario, sets, arch_sets, ext=".yaml"):
         """One run of the model, not cached: its whole statistics file (per-SM records included)."""
+        return self._run(scenario, sets, arch_sets, ext, traced=False)[0]
+
+    def run_traced(self, scenario, sets, arch_sets, ext=".yaml"):
+        """run_stats(), and the run's trace events (--trace with one request event: the ops' own
+        events, each with its SM as pid and its start as ts in us)."""
+        return self._run(scenario, sets, arch_sets, ext, traced=True)
+
+    def _run(self, scenario, sets, arch_sets, ext, traced):
         key = self.key(scenario, sets, arch_sets)
         path = os.path.join(self.tmp, key[:16] + ext)
         stats = os.path.join(self.tmp, key[:16] + ".json")
+        trace = os.path.join(self.tmp, key[:16] + "_ops.json")
         with open(path, "w") as f:
             f.write(scenario)
         cmd = [self.sim, "run", path, "--arch", self.arch, "--quiet", "--no-scoreboard", "--stats", stats]
+        if traced:
+            cmd += ["--trace", trace, "--trace-max-events", "1"]
         for s in sets:
             cmd += ["--set", s]
         for a in arch_sets:
@@ -370,7 +381,13 @@ class Runner:
         if p.returncode != 0:
             raise RuntimeError("model run failed (%d): %s\n%s" % (p.returncode, " ".join(cmd), p.stderr[-2000:]))
         with open(stats) as f:
-            return json.load(f)
+            j = json.load(f)
+        if not traced:
+            return j, None
+        with open(trace) as f:
+            events = json.load(f)["traceEvents"]
+        os.remove(trace)  # whole runs' traces are large
+        return j, events
 
     def predict(self, points, arch_sets, consumer):
         """`consumer`: the measurement kernels' per-tile costs, by name (KERNEL_COSTS)."""

@@ -136,6 +136,12 @@ def space_scenario(r, tiles_per_sm, whole=False, ctas="real", sampled_col=False)
     return text, sets
 
 
+def ctas_on_each_sm(r):
+    """The CTAs each SM runs in a space point: a grid no larger than the SMs runs one CTA on each of
+    `grid` SMs, as silicon deals it (space_scenario's sms=grid), a full one ctas_per_sm."""
+    return 1 if int(r["grid"]) <= 132 else int(r["ctas_per_sm"])
+
+
 def roundtrip_points(data):
     """roundtrip.csv's points (median of the runs without stamps), each marked issue-bound when its
     tiles came no slower than 5% over the producer's issue time (roundtrip_issue_cycles)."""

@@ -22,9 +22,10 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import calibrate as cal  # noqa: E402
 import heldout_space as hs  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = cal.ROOT
 FAST = 24
 
 
@@ -68,7 +69,7 @@ def main():
         return int(r["inner_bytes"]), r["order"], int(r["rows"]) * int(r["stages"])
     for p in sorted(ends, key=key):
         r, d = rows[p], ends[p]
-        per_sm = int(r["ctas_per_sm"]) if int(r.get("grid") or 0) > 132 else 1
+        per_sm = hs.ctas_on_each_sm(r)
         lead = statistics.median(d[s] for s in d if s in fast) / statistics.median(d[s] for s in d if s not in fast)
         inflight = int(r["rows"]) * int(r["stages"]) * per_sm
         out.append("| %s | %s B | %s | %d | %d | %d | %.2f | %.1f |" % (

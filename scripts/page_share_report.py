@@ -13,11 +13,12 @@ import concurrent.futures
 import csv
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import calibrate as cal  # noqa: E402  (the Runner)
+
+ROOT = cal.ROOT
 
 # page_share.cu's geometry
 PITCH, BOX_ROWS, HALF_BYTES = 1024, 256, 64
@@ -72,29 +73,17 @@ def trace_lines(promotion, far, lag, items):
                               "expects": 1, "compute_cycles": CONSUMER_CYCLES}, separators=(",", ":"))
 
 
-def model_run(sim, arch, arch_sets, point, items, work):
-    base = os.path.join(work, "p%s" % point["point"])
-    with open(base + ".jsonl", "w") as f:
-        for line in trace_lines(point["l2_promotion"], point["partners"] == "far", int(point["lag_items"]), items):
-            f.write(line + "\n")
-    cmd = [sim, "run", base + ".jsonl", "--arch", arch, "--quiet", "--no-scoreboard", "--stats", base + ".json",
-           "--trace", base + "_ops.json", "--trace-max-events", "1"]
-    for s in arch_sets:
-        cmd += ["--arch-set", s]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode:
-        raise RuntimeError("model run failed: %s\n%s" % (" ".join(cmd), p.stderr[-2000:]))
-    with open(base + ".json") as f:
-        stats = json.load(f)
-    stats["lag_ns"] = model_lags(base + "_ops.json", point["partners"] == "far", int(point["lag_items"]), items)
+def model_run(runner, arch_sets, point, items):
+    trace = "".join(line + "\n" for line in trace_lines(point["l2_promotion"], point["partners"] == "far",
+                                                          int(point["lag_items"]), items))
+    stats, events = runner.run_traced(trace, [], arch_sets, ext=".jsonl")
+    stats["lag_ns"] = model_lags(events, point["partners"] == "far", int(point["lag_items"]), items)
     return stats
 
 
-def model_lags(path, far, lag, items):
+def model_lags(events, far, lag, items):
     """The time between the two halves' issues (ns) of every block both read: each SM runs one CTA
-    whose k-th load is its step k (the trace's order)."""
-    with open(path) as f:
-        events = json.load(f)["traceEvents"]
+    whose k-th load is its step k (the trace's order). `events`: the run's trace events."""
     starts = {}
     for e in events:
         if e.get("cat") == "op" and e.get("name") == "load":
@@ -128,10 +117,10 @@ def main():
     rep_path = os.path.join(ROOT, "tests", "calibration", a.gpu, "repeat", "page_share_rep0", "page_share.csv")
     rep = {r["point"]: r for r in rows(rep_path)} if os.path.exists(rep_path) else {}
     replayed = [p for p in timed if p["delay_ns"] == "0"]
-    with tempfile.TemporaryDirectory(prefix="tma-page-share-") as work, \
-            concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as ex:
+    runner = cal.Runner(a.sim, arch, a.jobs, None)
+    with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as ex:
         runs = dict(zip([p["point"] for p in replayed],
-                        ex.map(lambda p: model_run(a.sim, arch, a.arch_set, p, a.items, work), replayed)))
+                        ex.map(lambda p: model_run(runner, a.arch_set, p, a.items), replayed)))
     out = []
     title = "Two reads of one DRAM page: page_share.csv (%s) against the model" % a.gpu.upper()
     out.append("# " + title + "\n")
