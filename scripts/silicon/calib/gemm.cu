@@ -21,6 +21,11 @@
 // gemm --skew OUT.csv [--only i,j,...]: one launch of each point (default 0-3, 9, 18: the M
 // raster with 0, 512, 1024 cycles and 128B, N, grouped) that logs when each CTA's consumer gets every
 // kSkewEvery-th k-step's data, and the CTA's SM: how far apart the CTAs that share tiles run.
+// gemm --stamps OUT.csv [--only i,j,...]: one launch of each point (default the M raster without
+// promotion, every shape and compute time) that stamps (clock64) kStampSteps k-steps of every CTA
+// from step kStampFrom on: when the producer starts to wait for a free stage, has it and has issued
+// both loads; when the consumer starts to wait for the data, has it and has released the stage:
+// where a k-step's time goes (the consumer's own cost beside its spin, or a wait for data).
 //
 // Build: nvcc -O2 -std=c++17 -arch=sm_90a gemm.cu -o gemm -lcuda
 #include "calib_common.cuh"
@@ -34,6 +39,9 @@ constexpr int kBK = 64;  // elements of K per step (128 bytes)
 constexpr size_t kScrubBytes = 256ull << 20;
 constexpr int kSkewEvery = 16;      // --skew logs every 16th k-step
 constexpr int kSkewMaxSteps = 8192;  // per CTA (8192^3 at 128x128: 31-32 tiles x 128 steps)
+constexpr int kStampFrom = 256;      // --stamps: the first k-step stamped (past the ring's filling)
+constexpr int kStampSteps = 64;      // --stamps: k-steps stamped per CTA
+constexpr int kStampFields = 6;      // producer: wait, free, issued; consumer: wait, data, released
 
 struct GemmPoint {
   int M = 8192, N = 8192, K = 8192;
@@ -90,6 +98,7 @@ struct GmArgs {
   Span* span;
   unsigned long long* skew;  // --skew: [cta][step / kSkewEvery] globaltimer, else null
   unsigned* skew_sm;         // --skew: each CTA's %smid
+  unsigned long long* stamps;  // --stamps: [cta][step - kStampFrom][kStampFields] clock64, else null
 };
 
 __device__ __forceinline__ void tile_of(const GmArgs& a, int t, int& m, int& n) {
@@ -137,14 +146,20 @@ __device__ __forceinline__ void mainloop_body(const CUtensorMap* ma, const CUten
       int m, n;
       tile_of(a, t, m, n);
       for (int ks = 0; ks < a.ksteps; ++ks, ++j) {
+        unsigned long long* st = nullptr;
+        if (a.stamps && j >= kStampFrom && j < kStampFrom + kStampSteps)
+          st = a.stamps + ((size_t)blockIdx.x * kStampSteps + (j - kStampFrom)) * kStampFields;
+        if (st) st[0] = (unsigned long long)clock64();
         if (j >= a.stages && !mbar_wait(smem_u32(&empty[s]), (k - 1) & 1, a.timeout_cycles)) {
           atomicAdd(a.err, 1u);
           return;
         }
+        if (st) st[1] = (unsigned long long)clock64();
         const unsigned dst = base + (unsigned)s * a.stage_stride;
         mbar_arrive_expect(smem_u32(&full[s]), a.step_bytes);
         tma_load_2d(dst, ma, ks * kBK, m * a.BM, smem_u32(&full[s]));
         tma_load_2d(dst + a.a_bytes, mb, ks * kBK, n * a.BN, smem_u32(&full[s]));
+        if (st) st[2] = (unsigned long long)clock64();
         if (++s == a.stages) {
           s = 0;
           ++k;
@@ -156,13 +171,17 @@ __device__ __forceinline__ void mainloop_body(const CUtensorMap* ma, const CUten
     int s = 0;
     unsigned k = 0;
     long long j = 0;
-    if (a.skew) {
+    if (a.skew || a.stamps) {
       unsigned smid;
       asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
       a.skew_sm[blockIdx.x] = smid;
     }
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
       for (int ks = 0; ks < a.ksteps; ++ks, ++j) {
+        unsigned long long* st = nullptr;
+        if (a.stamps && j >= kStampFrom && j < kStampFrom + kStampSteps)
+          st = a.stamps + ((size_t)blockIdx.x * kStampSteps + (j - kStampFrom)) * kStampFields;
+        if (st) st[3] = (unsigned long long)clock64();
         if (!mbar_wait(smem_u32(&full[s]), k & 1, a.timeout_cycles)) {
           atomicAdd(a.err, 1u);
           a.sink[blockIdx.x] = acc;
@@ -170,6 +189,7 @@ __device__ __forceinline__ void mainloop_body(const CUtensorMap* ma, const CUten
         }
         if (a.skew && j % kSkewEvery == 0 && j / kSkewEvery < kSkewMaxSteps / kSkewEvery)
           a.skew[(size_t)blockIdx.x * (kSkewMaxSteps / kSkewEvery) + j / kSkewEvery] = globaltimer();
+        if (st) st[4] = (unsigned long long)clock64();
         acc += *reinterpret_cast<const volatile unsigned*>(base_ptr + (size_t)s * a.stage_stride + 4 * (ks & 7));
         if (a.compute) {
           const long long t0 = clock64();
@@ -177,6 +197,7 @@ __device__ __forceinline__ void mainloop_body(const CUtensorMap* ma, const CUten
           }
         }
         mbar_arrive(smem_u32(&empty[s]));
+        if (st) st[5] = (unsigned long long)clock64();
         if (++s == a.stages) {
           s = 0;
           ++k;
@@ -377,8 +398,77 @@ int skew_mode(const char* path, const char* only) {
   }
 }
 
+// --stamps OUT.csv: point, cta, smid, step, then the six clock64 stamps less the CTA's first one
+// (p_wait, p_free, p_issued, c_wait, c_data, c_released); a line per point with its span.
+int stamps_mode(const char* path, const char* only) {
+  std::vector<size_t> pts;
+  if (only) {
+    pts = index_list(only);
+  } else {
+    for (size_t i = 0; i < S.pts.size(); ++i)
+      if (S.pts[i].raster == "m" && S.pts[i].l2 == 0) pts.push_back(i);
+  }
+  FILE* f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "stamps: cannot write %s\n", path);
+    return 2;
+  }
+  try {
+    CK(cudaSetDevice(0));
+    S.dev = dev_info();
+    alloc();
+    const size_t per_cta = (size_t)kStampSteps * kStampFields;
+    unsigned long long* log = nullptr;
+    unsigned* sm = nullptr;
+    CK(cudaMalloc(&log, (size_t)S.dev.sms * per_cta * sizeof(unsigned long long)));
+    CK(cudaMalloc(&sm, (size_t)S.dev.sms * sizeof(unsigned)));
+    warmup_kernel<<<S.dev.sms, 128>>>(50000000ull, S.sink);
+    CK(cudaDeviceSynchronize());
+    fprintf(f, "point,cta,smid,step,p_wait,p_free,p_issued,c_wait,c_data,c_released\n");
+    for (size_t i : pts) {
+      if (i >= S.pts.size()) continue;
+      const GemmPoint& p = S.pts[i];
+      Prepared q = prepare(p);
+      q.args.stamps = log;
+      q.args.skew_sm = sm;
+      CK(cudaMemset(log, 0, (size_t)S.dev.sms * per_cta * sizeof(unsigned long long)));
+      CK(cudaMemset(S.err, 0, sizeof(unsigned)));
+      make_clean();
+      gm_mainloop<<<q.grid, 64, q.smem>>>(q.ma, q.mb, q.args);
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      Span sp;
+      CK(cudaMemcpy(&sp, S.span, sizeof(sp), cudaMemcpyDeviceToHost));
+      std::vector<unsigned long long> h((size_t)q.grid * per_cta);
+      std::vector<unsigned> hs(q.grid);
+      CK(cudaMemcpy(h.data(), log, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(hs.data(), sm, hs.size() * sizeof(hs[0]), cudaMemcpyDeviceToHost));
+      for (unsigned c = 0; c < q.grid; ++c) {
+        const unsigned long long* r = &h[(size_t)c * per_cta];
+        if (!r[0]) continue;
+        for (int k = 0; k < kStampSteps; ++k) {
+          fprintf(f, "%zu,%u,%u,%d", i, c, hs[c], kStampFrom + k);
+          for (int x = 0; x < kStampFields; ++x) fprintf(f, ",%lld", (long long)(r[k * kStampFields + x] - r[0]));
+          fprintf(f, "\n");
+        }
+      }
+      unsigned err = 0;
+      CK(cudaMemcpy(&err, S.err, sizeof(err), cudaMemcpyDeviceToHost));
+      printf("stamps point %zu (%dx%dx%d %dx%d %s %s %d cycles): span %.1f us, err %u\n", i, p.M, p.N, p.K, p.BM,
+             p.BN, p.raster.c_str(), l2_name(p.l2).c_str(), p.compute, (double)(sp.end - sp.start) / 1000.0, err);
+    }
+    fclose(f);
+    return 0;
+  } catch (const std::exception& e) {
+    fprintf(stderr, "stamps: %s\n", e.what());
+    fclose(f);
+    return 3;
+  }
+}
+
 int traffic_mode(int argc, char** argv) {
   if (const char* path = arg_value(argc, argv, "--skew")) return skew_mode(path, arg_value(argc, argv, "--only"));
+  if (const char* path = arg_value(argc, argv, "--stamps")) return stamps_mode(path, arg_value(argc, argv, "--only"));
   if (arg_flag(argc, argv, "--list-traffic")) {
     printf("tpoint,point");
     for (auto& c : kParamCols) printf(",%s", c.c_str());

@@ -91,7 +91,7 @@ traffic_range() {
 
 # The GPU's clocks, temperature and power now, in logs/smi_NAME.csv.
 record_smi() {
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw \
+  nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw \
     --format=csv >"$work/logs/smi_$1.csv" 2>&1
 }
 

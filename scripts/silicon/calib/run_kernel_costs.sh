@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Silicon for what the consumer of gemm.cu and workloads.cu costs a k-step (KV step) beside its spin,
+# in the builds that measured the data files. Their compute-bound points run about 9% (GEMM) and
+# 4-7% (attention) slower than spin + the bandwidth kernel's fitted 340 cycles, and the cost is the
+# compiled loop's (a build with one more branch never taken runs 80 cycles a step slower:
+# gemm_stamps/): so each measuring build is rebuilt with only host code appended, points whose
+# operands stay in the L2 (8-16 MB) and whose steps nothing but the consumer bounds, and its kernels
+# checked byte for byte against the original build's. Leaves in OUTDIR:
+#   kernel_costs.csv             build, program, data files, point, parameters, span, steps per CTA,
+#                                cycles a step
+#   kernel_costs_conditions.yaml GPU, clocks, versions, the run's log
+#
+# usage: bash scripts/silicon/calib/run_kernel_costs.sh prepare SRCDIR   (where the git history is)
+#        bash scripts/silicon/calib/run_kernel_costs.sh run SRCDIR OUTDIR [BUDGET_S]   (on the GPU machine)
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# The commit that added each data file (GPU/file), whose program measured it.
+commits="gemm:e8fe486:h100/gemm.csv gemm:e60067a:h200/gemm.csv workloads:5230354:h100/workloads.csv
+workloads:6de51c3:h200/workloads.csv"
+if [ "${1:-}" = prepare ]; then
+  [ $# -eq 2 ] || { echo "usage: run_kernel_costs.sh prepare SRCDIR" >&2; exit 2; }
+  mkdir -p "$2" || exit 2
+  for pcf in $commits; do
+    prog=${pcf%%:*}
+    cf=${pcf#*:}
+    c=${cf%%:*}
+    b=$(git -C "$here" rev-parse "$c:scripts/silicon/calib/$prog.cu" | cut -c1-8)
+    h=$(git -C "$here" rev-parse "$c:scripts/silicon/calib/calib_common.cuh" | cut -c1-8)
+    d="$2/$prog-$b-$h"
+    mkdir -p "$d/orig"
+    git -C "$here" show "$c:scripts/silicon/calib/$prog.cu" >"$d/orig/$prog.cu"
+    git -C "$here" show "$c:scripts/silicon/calib/calib_common.cuh" >"$d/calib_common.cuh"
+    cp "$d/calib_common.cuh" "$d/orig/"
+    python3 "$here/kernel_costs_points.py" "$prog" "$d/orig/$prog.cu" "$d/$prog.cu" || exit 1
+    echo "${cf#*:}" >>"$d/files"
+    echo "$prog" >"$d/program"
+  done
+  ls "$2"
+  exit 0
+fi
+[ "${1:-}" = run ] && [ $# -ge 3 ] || { echo "usage: run_kernel_costs.sh run SRCDIR OUTDIR [BUDGET_S]" >&2; exit 2; }
+src=$(cd "$2" && pwd)
+shift 2
+. "$here/run_lib.sh"
+start_run kernel_costs 300 "$@"
+build_programs
+for d in "$src"/*/; do
+  b=$(basename "$d")
+  prog=$(cat "$d/program")
+  (cd "$d" && nvcc -O2 -std=c++17 -arch=sm_90a -cubin -o "$work/bin/$b.cubin" "$prog.cu" &&
+    nvcc -O2 -std=c++17 -arch=sm_90a -cubin -o "$work/bin/$b.orig.cubin" "orig/$prog.cu" &&
+    nvcc -O2 -std=c++17 -arch=sm_90a -o "$work/bin/$b" "$prog.cu" -lcuda) >"$work/logs/build_$b.log" 2>&1 &
+done
+wait
+for d in "$src"/*/; do
+  b=$(basename "$d")
+  python3 "$here/kernel_costs_points.py" --compare "$work/bin/$b.orig.cubin" "$work/bin/$b.cubin" >>"$work/logs/run.log" 2>&1 ||
+    { say "$b: kernels differ from the measuring build's; not run"; rm -f "$work/bin/$b"; }
+done
+say "built $(ls "$work/bin" | grep -vc '\.')"
+record_smi before
+rm -f "$work"/*.csv
+for rep in 1 2; do
+  for d in "$src"/*/; do
+    b=$(basename "$d")
+    prog=$(cat "$d/program")
+    [ -x "$work/bin/$b" ] || continue
+    for p in $(python3 "$here/kernel_costs_points.py" --points "$prog"); do
+      timeout 60 "$work/bin/$b" --out "$work/$b.csv" --only "$p" --reps 3 >>"$work/logs/$b.log" 2>&1
+    done
+  done
+done
+python3 "$here/kernel_costs_points.py" --table "$src" "$work" >"$out/kernel_costs.csv"
+say "kernel costs: $(($(wc -l <"$out/kernel_costs.csv") - 1)) rows"
+write_conditions "kernel_costs.csv (scripts/silicon/calib/run_kernel_costs.sh)" "log=$work/logs/run.log" \
+  >"$out/kernel_costs_conditions.yaml"
+say "done"
