@@ -13,8 +13,9 @@ Runs: each row-ordered streaming point a sample of its tiles (--tiles-per-sm, th
 whole-tensor pass in steady state), each column-ordered one whole (a sample would end inside the
 columns that share lines and promotion blocks, and its CTAs could not drift apart as a whole pass's
 do; --sampled-col samples them too); the L2-state points of the 64 MB tensor whole (the dirty L2's fixed cost is
-compared in microseconds); GEMM main loops two output tiles per CTA (the first 264 of the
-schedule: DRAM bytes, which depend on the whole schedule, are not compared). Standard library only.
+compared in microseconds); GEMM main loops one and two output tiles per CTA, the whole kernel's
+time taken from them (gemm_bandwidth; --gemm-whole runs those without a spin whole: DRAM bytes, which depend on the whole schedule, are not compared),
+their consumers costing what the measuring build's cost (gemm_step_cost). Standard library only.
 """
 import argparse
 import csv
@@ -28,9 +29,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import calibrate as cal  # noqa: E402  (the Runner, scenario writers and cache)
 
 # The bandwidth kernel's fitted per-tile cost (calibrate.py): what the replays of kernels whose own
-# costs were not measured (gemm.cu here, workloads.cu in heldout_workloads.py) pay per stage.
-# space.cu's own costs are measured (kernel_costs).
+# costs were not measured pay per stage (gemm.cu's and workloads.cu's steps without a spin, which
+# their consumers never bind). space.cu's costs are measured (kernel_costs), and so are those of
+# gemm.cu's and workloads.cu's consumers with a spin (gemm_step_cost, heldout_workloads.py).
 FITTED_CONSUMER_CYCLES = 340
+# run_kernel_costs.sh's table (every GPU's measuring builds, timed on one H200: a build's cycles a
+# step are the same on both GPUs, 1,392.5 for the H100's gemm.csv build on either).
+KERNEL_COSTS_CSV = os.path.join(cal.ROOT, "tests/calibration/h200/kernel_costs.csv")
 # space.cu's CTAs issue their first load 1,120-1,250 ns (median 1,180: 2,340 cycles at 1,980 MHz)
 # after they start: its prologue's own instructions (mostly the tile walk's 64-bit divisions), the
 # same on the H100 and the H200 (tile times against CTA starts, space_startup*; prologue.csv).
@@ -182,6 +187,38 @@ def roundtrip_scenario(p):
     return text, ["workload.compute_cycles=%d" % round(consumer), "workload.issue_cycles=%d" % p["issue_cycles"]]
 
 
+def build_steps(program, data_file):
+    """{(shape, compute cycles): [cycles a step]} of the build that measured `data_file` ("h100/gemm.csv"),
+    from KERNEL_COSTS_CSV."""
+    out = {}
+    for r in rows(KERNEL_COSTS_CSV):
+        if r["program"] == program and data_file in r["data_files"].split("+") and r["cycles_per_step"]:
+            out.setdefault((r["shape"], int(r["compute_cycles"])), []).append(float(r["cycles_per_step"]))
+    if not out:
+        sys.exit("%s: no rows for %s's build of %s" % (KERNEL_COSTS_CSV, data_file, program))
+    return out
+
+
+def gemm_step_cost(data_file, spin):
+    """What gemm.cu's consumer costs a k-step beside a spin of `spin` cycles (its wait, read and
+    release, and the spin loop's overrun of it) in the build that measured `data_file`: that build
+    timed on K = 512 main loops whose operands stay in the L2, so that the consumer alone bounds
+    them (run_kernel_costs.sh). A span also has a fixed part F (the first loads, the last CTA's
+    end) that adds F/n to a step of a CTA's n: 256 k-steps with 128x128 tiles, 128 with 128x256,
+    hence 2 step(128x128) - step(128x256) - spin. Against the 8192^3 main loops' compute-bound steps
+    (4,096 a CTA, F negligible): 394 and 427 cycles at spins of 512 and 1,024 for the H200's build,
+    where those run at 390 and 424. Without a spin the consumer never binds: the fitted cost."""
+    if spin == 0:
+        return FITTED_CONSUMER_CYCLES
+    steps = build_steps("gemm", data_file)
+    try:
+        small = statistics.median(steps[("8192x8192x512 128x128 S6", spin)])
+        large = statistics.median(steps[("8192x8192x512 128x256 S4", spin)])
+    except KeyError:
+        sys.exit("%s: no cost points at a %d-cycle spin for %s" % (KERNEL_COSTS_CSV, spin, data_file))
+    return 2 * small - large - spin
+
+
 def gemm_scenario(r, tiles_per_sm=2):
     M, N, K, BM, BN = (int(r[k]) for k in ("M", "N", "K", "BM", "BN"))
     promo = r["l2_promotion"]
@@ -195,9 +232,39 @@ def gemm_scenario(r, tiles_per_sm=2):
             "  schedule: {%s}\n  max_tiles_per_sm: %d\n"
             % (K, M, K, N, BM, promo, BN, promo, M, N, K, r["stages"],
                "group_size_m: 8" if r["raster"] == "grouped" else "raster: %s" % r["raster"], tiles_per_sm))
-    # The kernel's consumer spins compute_cycles and pays what the bandwidth kernel's consumer pays
-    # per stage (wait, read, release).
-    return text, ["workload.compute_cycles=%d" % (int(r["compute_cycles"]) + FITTED_CONSUMER_CYCLES)]
+    # The kernel's consumer spins compute_cycles and pays what its build's consumer was measured to
+    # cost a step beside the spin.
+    gpu = os.path.basename(os.path.dirname(os.path.abspath(r["path"])))
+    spin = int(r["compute_cycles"])
+    return text, ["workload.compute_cycles=%d" % round(spin + gemm_step_cost(gpu + "/gemm.csv", spin))]
+
+
+def runs_whole(r, whole):
+    """Whether a GEMM point runs whole (--gemm-whole: those without a spin, which are memory-bound
+    and whose CTAs drift apart over the whole kernel)."""
+    return whole and r["compute_cycles"] == "0"
+
+
+def gemm_jobs(r, whole=False):
+    """The model runs of a GEMM point: one and two output tiles per CTA (gemm_bandwidth), or the
+    whole kernel (runs_whole)."""
+    if runs_whole(r, whole):
+        return [gemm_scenario(r, 1 << 20)]
+    return [gemm_scenario(r, 1), gemm_scenario(r, 2)]
+
+
+def gemm_bandwidth(r, runs):
+    """The whole kernel's bandwidth and L2 hit rate from gemm_jobs' runs (summaries). From one and
+    two output tiles per CTA: a tile's time in the steady state is their difference, and the kernel
+    lasts as long as the CTAs with the most tiles (32 of 8192^3's 4,096 128x128 tiles where the
+    average is 31.03), as silicon's span does; the hit rate is the sample's."""
+    if len(runs) == 1:
+        return runs[0]["load_bandwidth_gbs"], runs[0]["l2_hit_rate"]
+    one, two = runs
+    tiles, grid = (int(r["M"]) // int(r["BM"])) * (int(r["N"]) // int(r["BN"])), int(r["grid"])
+    rounds = -(-tiles // grid)
+    cycles = two["cycles"] + (rounds - 2) * (two["cycles"] - one["cycles"])
+    return two["load_bandwidth_gbs"] * two["cycles"] / cycles * tiles / (grid * 2), two["l2_hit_rate"]
 
 
 def descriptor_scenario(r):
@@ -238,14 +305,18 @@ class Family:
 
 
 def runs_note(a):
-    """How the streaming points were run, for the report's header."""
+    """How the streaming points and the GEMM main loops were run, for the report's header."""
+    gemm = (". GEMM main loops: %s, each spin costing what the measuring build's consumer costs beside it "
+            "(kernel_costs.csv)" % ("those without a spin whole, the others' whole kernel from one and two output "
+                                    "tiles per CTA" if a.gemm_whole else
+                                    "the whole kernel from one and two output tiles per CTA"))
     if a.tiles_per_sm == 0:
-        return "every point whole"
+        return "every point whole" + gemm
     sample = "a sample of %d tiles per SM" % a.tiles_per_sm
     if a.sampled_col:
-        return sample + " (both orders)"
+        return sample + " (both orders)" + gemm
     return ("row order %s, column order whole (with the dirty L2, warm tensors under 64 MB and the capacity, "
-            "hits and startup groups)" % sample)
+            "hits and startup groups)" % sample) + gemm
 
 
 def main():
@@ -261,6 +332,9 @@ def main():
     ap.add_argument("--points", default=None, metavar="CSV",
                     help="also write every point of every family: family, point, silicon, model, error")
     ap.add_argument("--skip-gemm", action="store_true")
+    ap.add_argument("--gemm-whole", action="store_true",
+                    help="run the GEMM main loops without a spin (memory-bound: their CTAs drift apart over the "
+                         "whole kernel) whole, about 190 s of CPU a point, instead of one and two tiles per CTA")
     ap.add_argument("--groups", default=None,
                     help="comma-separated space.csv groups to replay (grid, occupancy, state, tall, pitch); "
                          "only these, without the descriptor and GEMM families")
@@ -396,17 +470,20 @@ def main():
     gm = []
     if not a.skip_gemm and not a.groups:
         gm = [r for r in rows(os.path.join(data, "gemm.csv")) if r["M"] == "8192"]
-        gpreds = run_all([gemm_scenario(r) for r in gm])
+        jobs = [gemm_jobs(r, a.gemm_whole) for r in gm]
+        flat = run_all([j for js in jobs for j in js])
         gtr = {t["point"]: t for t in rows(os.path.join(data, "gemm_traffic.csv"))}
-        for r, s in zip(gm, gpreds):
+        for r, js in zip(gm, jobs):
+            gbps, hit = gemm_bandwidth(r, flat[:len(js)])
+            flat = flat[len(js):]
             label = "%sx%s %s raster, %s, %s cycles" % (r["BM"], r["BN"], r["raster"], r["l2_promotion"],
                                                      r["compute_cycles"])
             shape = "8192^3, %sx%sx64" % (r["BM"], r["BN"])
-            fam("GEMM main loop bandwidth (%s)" % shape, "GB/s").add(label, float(r["span_gbps"]), s["load_bandwidth_gbs"])
+            fam("GEMM main loop bandwidth (%s)" % shape, "GB/s").add(label, float(r["span_gbps"]), gbps)
             t = gtr.get(r["point"])
             if t:
                 fam("GEMM L2 hit rate (TEX sectors, %s)" % shape, "points", True).add(
-                    label, 100 * float(t["tex_hit_rate"]), 100 * s["l2_hit_rate"])
+                    label, 100 * float(t["tex_hit_rate"]), 100 * hit)
     lines = ["| family (held out: never fitted) | points | mean abs error | median | worst: model vs silicon |",
              "| --- | ---: | ---: | ---: | --- |"]
     for f in fams.values():

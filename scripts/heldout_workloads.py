@@ -9,10 +9,13 @@ gemm*.csv (scripts/silicon/calib/run_workloads.sh, run_space.sh).
                                [--skip-gemm] [--skip-long]
 
 Every point is replayed whole (the attention and decode loops, the coalesce pairs) except the GEMM
-main loops, which replay two output tiles per CTA (their rate, as scripts/heldout_space.py does).
-The measurement kernels' consumer (wait, read a word, release) costs what the bandwidth kernel's
-does per stage (CONSUMER_CYCLES, calibrate.py's fit on other kernels); nothing else is set from
-these data. Standard library only.
+main loops, whose whole kernel is taken from one and two output tiles per CTA (heldout_space.py's
+gemm_bandwidth). The measurement kernels' consumer (wait, read a word, spin, release) costs a step
+what its build was measured to cost beside the spin (run_kernel_costs.sh: GEMM by
+heldout_space.gemm_step_cost, attention by attention_step_cost below), and without a spin, or at a
+spin no cost point measured (decode's 1,024), what the bandwidth kernel's does per stage
+(CONSUMER_CYCLES, calibrate.py's fit on other kernels); nothing else is set from these data.
+Standard library only.
 """
 import argparse
 import csv
@@ -39,7 +42,35 @@ def traffic(path):
 
 
 # ---------------------------------------------------------------- attention and decode
-def workload_scenario(r):
+# run_kernel_costs.sh's attention point (kernel_costs_points.py): one batch of 4 query heads on one KV
+# head over 8,192 tokens, 128 KV steps a CTA, whose operands stay in the L2 and whose steps the
+# consumer alone bounds, in workloads.csv's columns.
+COST_POINT = {"kind": "attention", "batch": "1", "heads": "4", "kv_heads": "1", "seq_q": "8192", "seq_kv": "8192",
+              "head_dim": "128", "block_m": "128", "block_n": "128", "q_heads_per_box": "1", "causal": "0",
+              "split_kv": "1", "stages": "2", "l2_promotion": "none"}
+COST_SHAPE = "attention b1 h4/1 s8192 causal0"
+
+
+def attention_step_cost(run_all, data_file, spin):
+    """What workloads.cu's consumer costs a KV step beside a spin of `spin` cycles in the build that
+    measured `data_file` ("h200/workloads.csv"): the model replays the cost point (COST_POINT) with
+    the fitted cost, and the cost is that plus the difference between silicon's span and the
+    model's, per KV step of a CTA (the model's span is the consumer's steps plus what they do not
+    bound, the first loads, each item's Q, the last CTA's end, which it models). None where no cost
+    point measured the spin."""
+    steps = hs.build_steps("workloads", data_file)
+    spans = [float(r["span_us"]) * float(r["sm_mhz"]) for r in hs.rows(hs.KERNEL_COSTS_CSV)
+             if r["program"] == "workloads" and data_file in r["data_files"].split("+") and r["shape"] == COST_SHAPE
+             and int(r["compute_cycles"]) == spin]
+    if (COST_SHAPE, spin) not in steps or not spans:
+        return None
+    n = int(next(r["steps_per_cta"] for r in hs.rows(hs.KERNEL_COSTS_CSV) if r["shape"] == COST_SHAPE))
+    sc, _ = workload_scenario(dict(COST_POINT, compute_cycles=str(spin)))
+    s = run_all([(sc, ["workload.compute_cycles=%d" % (spin + CONSUMER_CYCLES)])])[0]
+    return CONSUMER_CYCLES + (statistics.median(spans) - s["seconds"] * 1e6 * SM_MHZ) / n
+
+
+def workload_scenario(r, step_cost=None):
     decode = r["kind"] == "decode"
     b, h, kvh = int(r["batch"]), int(r["heads"]), int(r["kv_heads"])
     sq, skv, d = int(r["seq_q"]), int(r["seq_kv"]), int(r["head_dim"])
@@ -60,7 +91,8 @@ def workload_scenario(r):
             % (r["kind"], d, sq, h, b, d, skv, kvh, b, d, skv, kvh, b, "f32" if decode else "bf16", d, sq, h, b * split,
                bm, hq, bn, promo, bn, promo, bm, hq, r["kind"], r["stages"], split,
                "" if decode else "  causal: %s\n" % ("true" if r["causal"] == "1" else "false")))
-    return text, ["workload.compute_cycles=%d" % (int(r["compute_cycles"]) + CONSUMER_CYCLES)]
+    cost = CONSUMER_CYCLES if step_cost is None else step_cost
+    return text, ["workload.compute_cycles=%d" % round(int(r["compute_cycles"]) + cost)]
 
 
 def workload_label(r):
@@ -201,7 +233,11 @@ def main():
     if a.skip_long:
         wl = [r for r in wl if not (r["kind"] == "attention" and r["seq_q"] == "8192")]
     wtr = traffic(os.path.join(data, "workloads_traffic.csv"))
-    preds = run_all([workload_scenario(r) for r in wl])
+    costs = {}
+    for spin in sorted({int(r["compute_cycles"]) for r in wl if r["kind"] == "attention" and r["compute_cycles"] != "0"}):
+        costs[spin] = attention_step_cost(run_all, a.gpu + "/workloads.csv", spin)
+    preds = run_all([workload_scenario(r, costs.get(int(r["compute_cycles"])) if r["kind"] == "attention" else None)
+                     for r in wl])
     n_runs += len(wl)
     tables = {"attention": Table("FlashAttention-3 forward loop"), "decode": Table("split-KV decode loop")}
     for r, s in zip(wl, preds):
@@ -221,22 +257,25 @@ def main():
         out.append("Promotions ranked by time as on silicon (differences above 2%%): %d of %d groups." % (same, total))
         out += ["- " + d for d in detail] + [""]
 
-    # GEMM main loops (rates: two output tiles per CTA)
+    # GEMM main loops (the whole kernel from one and two output tiles per CTA)
     if not a.skip_gemm:
         gm = [r for r in rows(os.path.join(data, "gemm.csv")) if r["M"] == "8192"]
         gtr = traffic(os.path.join(data, "gemm_traffic.csv"))
-        gpreds = run_all([hs.gemm_scenario(r) for r in gm])
-        n_runs += len(gm)
-        tab = Table("GEMM main loop, 8192^3 (rate of two output tiles per CTA)")
-        for r, s in zip(gm, gpreds):
+        jobs = [hs.gemm_jobs(r) for r in gm]
+        flat = run_all([j for js in jobs for j in js])
+        n_runs += len(flat)
+        tab = Table("GEMM main loop, 8192^3 (whole kernel from one and two output tiles per CTA)")
+        for r, js in zip(gm, jobs):
+            gbps, hit = hs.gemm_bandwidth(r, flat[:len(js)])
+            flat = flat[len(js):]
             t = gtr.get(r["point"])
-            # times per requested byte, in us per GB: the replay runs two tiles per CTA
+            # times per requested byte, in us per GB
             tab.add("%sx%s %s, %s, %s cyc" % (r["BM"], r["BN"], r["raster"], r["l2_promotion"], r["compute_cycles"]),
-                    r, 1e3 / float(r["span_gbps"]), 1e3 / s["load_bandwidth_gbs"], None, 0.0,
-                    float(t["tex_hit_rate"]) if t else None, s["l2_hit_rate"])
+                    r, 1e3 / float(r["span_gbps"]), 1e3 / gbps, None, 0.0, float(t["tex_hit_rate"]) if t else None, hit)
         summaries.append(tab.summary())
-        out += ["## %s" % tab.name, "", "Time per GB loaded (us/GB). DRAM bytes are not compared: the replay runs "
-                "the first two tiles of each CTA, whose DRAM traffic is not the whole schedule's.", ""]
+        out += ["## %s" % tab.name, "", "Time per GB loaded (us/GB): the kernel's time from one and two output tiles "
+                "per CTA (a tile's steady time, times the most tiles a CTA has). DRAM bytes are not compared, nor "
+                "is the L2 hit rate the whole schedule's: the replay runs the first two tiles of each CTA.", ""]
         out += tab.markdown("us/GB") + [""]
         for what, grp, var in (("Rasters", lambda r: (r["BN"], r["l2_promotion"], r["compute_cycles"]),
                                 lambda r: r["raster"]),
