@@ -254,17 +254,22 @@ def gemm_jobs(r, whole=False):
 
 
 def gemm_bandwidth(r, runs):
-    """The whole kernel's bandwidth and L2 hit rate from gemm_jobs' runs (summaries). From one and
-    two output tiles per CTA: a tile's time in the steady state is their difference, and the kernel
-    lasts as long as the CTAs with the most tiles (32 of 8192^3's 4,096 128x128 tiles where the
-    average is 31.03), as silicon's span does; the hit rate is the sample's."""
+    """The whole kernel's bandwidth, L2 hit rate and DRAM read bytes per byte loaded from gemm_jobs'
+    runs (summaries). From one and two output tiles per CTA: a tile's time in the steady state is
+    their difference, and the kernel lasts as long as the CTAs with the most tiles (32 of 8192^3's
+    4,096 128x128 tiles where the average is 31.03), as silicon's span does; the hit rate is the
+    sample's, and its DRAM bytes (which depend on the whole schedule) are None. A whole run gives all
+    three."""
     if len(runs) == 1:
-        return runs[0]["load_bandwidth_gbs"], runs[0]["l2_hit_rate"]
+        run = runs[0]
+        loaded = (int(r["M"]) * int(r["N"]) // (int(r["BM"]) * int(r["BN"])) * int(r["K"]) * 2
+                  * (int(r["BM"]) + int(r["BN"])))
+        return run["load_bandwidth_gbs"], run["l2_hit_rate"], run["dram_read_bytes"] / loaded
     one, two = runs
     tiles, grid = (int(r["M"]) // int(r["BM"])) * (int(r["N"]) // int(r["BN"])), int(r["grid"])
     rounds = -(-tiles // grid)
     cycles = two["cycles"] + (rounds - 2) * (two["cycles"] - one["cycles"])
-    return two["load_bandwidth_gbs"] * two["cycles"] / cycles * tiles / (grid * 2), two["l2_hit_rate"]
+    return two["load_bandwidth_gbs"] * two["cycles"] / cycles * tiles / (grid * 2), two["l2_hit_rate"], None
 
 
 def descriptor_scenario(r):
@@ -474,7 +479,7 @@ def main():
         flat = run_all([j for js in jobs for j in js])
         gtr = {t["point"]: t for t in rows(os.path.join(data, "gemm_traffic.csv"))}
         for r, js in zip(gm, jobs):
-            gbps, hit = gemm_bandwidth(r, flat[:len(js)])
+            gbps, hit, dram = gemm_bandwidth(r, flat[:len(js)])
             flat = flat[len(js):]
             label = "%sx%s %s raster, %s, %s cycles" % (r["BM"], r["BN"], r["raster"], r["l2_promotion"],
                                                      r["compute_cycles"])
@@ -484,6 +489,9 @@ def main():
             if t:
                 fam("GEMM L2 hit rate (TEX sectors, %s)" % shape, "points", True).add(
                     label, 100 * float(t["tex_hit_rate"]), 100 * hit)
+            if t and dram is not None:
+                fam("GEMM DRAM read bytes / loaded, whole kernels (%s)" % shape, "ratio").add(
+                    label, float(t["dram_read_per_requested_byte"]), dram)
     lines = ["| family (held out: never fitted) | points | mean abs error | median | worst: model vs silicon |",
              "| --- | ---: | ---: | ---: | --- |"]
     for f in fams.values():
@@ -521,10 +529,10 @@ def main():
     if a.report:
         with open(a.report, "w") as f:
             f.write("# Held-out families: the measurement space (%s)\n\n" % a.gpu)
-            f.write("Written by `scripts/heldout_space.py --report %s` from tests/calibration/%s/ "
+            f.write("Written by `scripts/heldout_space.py%s --report %s` from tests/calibration/%s/ "
                     "(space*.csv, space*_traffic.csv, descriptor_space.csv, gemm.csv) and configs/arch/%s.yaml. "
                     "Streaming points: %s.\n\n"
-                    % (a.report, a.gpu, a.gpu, runs_note(a)))
+                    % (" --gemm-whole" if a.gemm_whole else "", a.report, a.gpu, a.gpu, runs_note(a)))
             f.write(text + "\n")
 
 

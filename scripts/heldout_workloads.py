@@ -266,7 +266,7 @@ def main():
         n_runs += len(flat)
         tab = Table("GEMM main loop, 8192^3 (whole kernel from one and two output tiles per CTA)")
         for r, js in zip(gm, jobs):
-            gbps, hit = hs.gemm_bandwidth(r, flat[:len(js)])
+            gbps, hit, _ = hs.gemm_bandwidth(r, flat[:len(js)])
             flat = flat[len(js):]
             t = gtr.get(r["point"])
             # times per requested byte, in us per GB
