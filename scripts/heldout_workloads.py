@@ -58,13 +58,13 @@ def attention_step_cost(run_all, data_file, spin):
     model's, per KV step of a CTA (the model's span is the consumer's steps plus what they do not
     bound, the first loads, each item's Q, the last CTA's end, which it models). None where no cost
     point measured the spin."""
-    steps = hs.build_steps("workloads", data_file)
-    spans = [float(r["span_us"]) * float(r["sm_mhz"]) for r in hs.rows(hs.KERNEL_COSTS_CSV)
-             if r["program"] == "workloads" and data_file in r["data_files"].split("+") and r["shape"] == COST_SHAPE
-             and int(r["compute_cycles"]) == spin]
-    if (COST_SHAPE, spin) not in steps or not spans:
+    cost_rows = [r for r in hs.rows(hs.KERNEL_COSTS_CSV)
+                 if r["program"] == "workloads" and data_file in r["data_files"].split("+")
+                 and r["shape"] == COST_SHAPE and int(r["compute_cycles"]) == spin]
+    if not cost_rows:
         return None
-    n = int(next(r["steps_per_cta"] for r in hs.rows(hs.KERNEL_COSTS_CSV) if r["shape"] == COST_SHAPE))
+    spans = [float(r["span_us"]) * float(r["sm_mhz"]) for r in cost_rows]
+    n = int(cost_rows[0]["steps_per_cta"])
     sc, _ = workload_scenario(dict(COST_POINT, compute_cycles=str(spin)))
     s = run_all([(sc, ["workload.compute_cycles=%d" % (spin + CONSUMER_CYCLES)])])[0]
     return CONSUMER_CYCLES + (statistics.median(spans) - s["seconds"] * 1e6 * SM_MHZ) / n
