@@ -9,6 +9,8 @@
 #   kernel_costs.csv             build, program, data files, point, parameters, span, steps per CTA,
 #                                cycles a step
 #   kernel_costs_conditions.yaml GPU, clocks, versions, the run's log
+#   kernel_costs_ncu_BUILD.csv   with KERNEL_COSTS_NCU=1 or only: ncu's DRAM and L2 counters of the
+#                                GEMM builds' spin-free L2-resident points (81, 85)
 #
 # usage: bash scripts/silicon/calib/run_kernel_costs.sh prepare SRCDIR   (where the git history is)
 #        bash scripts/silicon/calib/run_kernel_costs.sh run SRCDIR OUTDIR [BUDGET_S]   (on the GPU machine)
@@ -60,6 +62,18 @@ done
 say "built $(ls "$work/bin" | grep -vc '\.')"
 record_smi before
 rm -f "$work"/*.csv
+# KERNEL_COSTS_NCU=1: also (=only: only) the GEMM builds' spin-free L2-resident points under ncu
+# (kernel_costs_ncu_BUILD.csv: what reaches the L2 of a GEMM stream that nothing but the L2 bounds)
+if [ "${KERNEL_COSTS_NCU:-0}" != 0 ]; then
+  for d in "$src"/gemm-*/; do
+    b=$(basename "$d")
+    [ -x "$work/bin/$b" ] || continue
+    for p in 81 85; do profile "$b" gm_mainloop 1 "$p" $((p + 1)); done
+    cat "$work/ncu/${b}"_t*.csv >"$out/kernel_costs_ncu_$b.csv"
+  done
+  say "ncu done"
+fi
+[ "${KERNEL_COSTS_NCU:-0}" = only ] && { write_conditions "kernel_costs_ncu_*.csv (scripts/silicon/calib/run_kernel_costs.sh, KERNEL_COSTS_NCU=only)" "log=$work/logs/run.log" >"$out/kernel_costs_ncu_conditions.yaml"; say "done"; exit 0; }
 for rep in 1 2; do
   for d in "$src"/*/; do
     b=$(basename "$d")
