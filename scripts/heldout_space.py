@@ -14,8 +14,9 @@ whole-tensor pass in steady state), each column-ordered one whole (a sample woul
 columns that share lines and promotion blocks, and its CTAs could not drift apart as a whole pass's
 do; --sampled-col samples them too); the L2-state points of the 64 MB tensor whole (the dirty L2's fixed cost is
 compared in microseconds); GEMM main loops one and two output tiles per CTA, the whole kernel's
-time taken from them (gemm_bandwidth; --gemm-whole runs those without a spin whole: DRAM bytes, which depend on the whole schedule, are not compared),
-their consumers costing what the measuring build's cost (gemm_step_cost). Standard library only.
+time taken from them (gemm_bandwidth; their DRAM bytes, which depend on the whole schedule, are not
+compared), or with --gemm-whole those without a spin whole (DRAM bytes compared), their consumers
+costing what the measuring build's cost (gemm_step_cost). Standard library only.
 """
 import argparse
 import csv
@@ -206,7 +207,7 @@ def gemm_step_cost(data_file, spin):
     them (run_kernel_costs.sh). A span also has a fixed part F (the first loads, the last CTA's
     end) that adds F/n to a step of a CTA's n: 256 k-steps with 128x128 tiles, 128 with 128x256,
     hence 2 step(128x128) - step(128x256) - spin. Against the 8192^3 main loops' compute-bound steps
-    (4,096 a CTA, F negligible): 394 and 427 cycles at spins of 512 and 1,024 for the H200's build,
+    (4,096 a CTA, F negligible): 393 and 426 cycles at spins of 512 and 1,024 for the H200's build,
     where those run at 390 and 424. Without a spin the consumer never binds: the fitted cost."""
     if spin == 0:
         return FITTED_CONSUMER_CYCLES

@@ -445,8 +445,7 @@ int stamps_mode(const char* path, const char* only) {
       CK(cudaMemcpy(hs.data(), sm, hs.size() * sizeof(hs[0]), cudaMemcpyDeviceToHost));
       for (unsigned c = 0; c < q.grid; ++c) {
         const unsigned long long* r = &h[(size_t)c * per_cta];
-        if (!r[0]) continue;
-        for (int k = 0; k < kStampSteps; ++k) {
+        for (int k = 0; k < kStampSteps && r[k * kStampFields]; ++k) {  // a CTA with fewer steps stops early
           fprintf(f, "%zu,%u,%u,%d", i, c, hs[c], kStampFrom + k);
           for (int x = 0; x < kStampFields; ++x) fprintf(f, ",%lld", (long long)(r[k * kStampFields + x] - r[0]));
           fprintf(f, "\n");

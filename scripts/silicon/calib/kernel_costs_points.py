@@ -46,7 +46,8 @@ APPEND = {
   }
 """),
 }
-# Original points run again (compute-bound ones: the check against the data file) and the appended.
+# Original points run again (the M raster without promotion at every spin: the check against the data
+# file) and the appended.
 POINTS = {"gemm": [0, 1, 2, 27, 28, 29] + list(range(81, 89)), "workloads": [1, 9, 44, 45, 46]}
 
 

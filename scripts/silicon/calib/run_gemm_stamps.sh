@@ -11,6 +11,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/run_lib.sh"
+[ $# -ge 1 ] || { echo "usage: run_gemm_stamps.sh OUTDIR [POINTS] [BUDGET_S]" >&2; exit 2; }
 points=${2:-0,1,2,18,19,20,27,28,29,54,55,56}
 start_run gemm_stamps 240 "$1" "${3:-240}"
 build_programs gemm
@@ -23,7 +24,10 @@ for p in ${points//,/ }; do
   timeout 60 "$work/bin/gemm" --out "$out/gemm_stamps_timed.csv" --only "$p" >>"$work/logs/timed.log" 2>&1
 done
 say "timed: $(($(wc -l <"$out/gemm_stamps_timed.csv") - 1)) points"
-cuobjdump -sass -fun gm_mainloop "$work/bin/gemm" >"$out/gemm_sass.txt" 2>&1 || cuobjdump -sass "$work/bin/gemm" >"$out/gemm_sass.txt" 2>&1
+# the kernel sits in an anonymous namespace: its mangled name is found in the whole dump
+cuobjdump -sass "$work/bin/gemm" 2>&1 | awk '/Function : .*gm_mainloop/ { on = 1 } /Function : / && !/gm_mainloop/ { on = 0 } on' \
+  >"$out/gemm_sass.txt"
+[ -s "$out/gemm_sass.txt" ] || say "no SASS of gm_mainloop found"
 write_conditions "gemm_stamps.csv.gz, gemm_stamps_timed.csv, gemm_sass.txt (scripts/silicon/calib/run_gemm_stamps.sh)" \
   "stamps=$work/logs/stamps.log" "timed=$work/logs/timed.log" >"$out/gemm_stamps_conditions.yaml"
 echo "points: \"$points\"" >>"$out/gemm_stamps_conditions.yaml"

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Silicon for what the consumer of gemm.cu and workloads.cu costs a k-step (KV step) beside its spin,
-# in the builds that measured the data files. Their compute-bound points run about 9% (GEMM) and
-# 4-7% (attention) slower than spin + the bandwidth kernel's fitted 340 cycles, and the cost is the
-# compiled loop's (a build with one more branch never taken runs 80 cycles a step slower:
-# gemm_stamps/): so each measuring build is rebuilt with only host code appended, points whose
-# operands stay in the L2 (8-16 MB) and whose steps nothing but the consumer bounds, and its kernels
-# checked byte for byte against the original build's. Leaves in OUTDIR:
+# in the builds that measured the data files. A compute-bound step costs 2-6% more (GEMM) than
+# spin + the bandwidth kernel's fitted 340 cycles, and the cost is the compiled loop's (a build
+# with one more branch never taken runs 80 cycles a step slower: gemm_stamps/): so each measuring
+# build's source is rebuilt with only host code appended (points whose operands stay in the L2,
+# 8 MB each, and whose steps nothing but the consumer bounds), its kernels checked byte for byte
+# against the unchanged source's built by the same nvcc (13.0.88, as the data files' conditions
+# record). Leaves in OUTDIR:
 #   kernel_costs.csv             build, program, data files, point, parameters, span, steps per CTA,
 #                                cycles a step
 #   kernel_costs_conditions.yaml GPU, clocks, versions, the run's log
@@ -21,6 +22,7 @@ commits="gemm:e8fe486:h100/gemm.csv gemm:e60067a:h200/gemm.csv workloads:5230354
 workloads:6de51c3:h200/workloads.csv"
 if [ "${1:-}" = prepare ]; then
   [ $# -eq 2 ] || { echo "usage: run_kernel_costs.sh prepare SRCDIR" >&2; exit 2; }
+  [ ! -e "$2" ] || [ -z "$(ls -A "$2")" ] || { echo "run_kernel_costs.sh prepare: $2 is not empty" >&2; exit 2; }
   mkdir -p "$2" || exit 2
   for pcf in $commits; do
     prog=${pcf%%:*}
@@ -41,7 +43,7 @@ if [ "${1:-}" = prepare ]; then
   exit 0
 fi
 [ "${1:-}" = run ] && [ $# -ge 3 ] || { echo "usage: run_kernel_costs.sh run SRCDIR OUTDIR [BUDGET_S]" >&2; exit 2; }
-src=$(cd "$2" && pwd)
+src=$(cd "$2" && pwd) || exit 2
 shift 2
 . "$here/run_lib.sh"
 start_run kernel_costs 300 "$@"
@@ -56,10 +58,15 @@ done
 wait
 for d in "$src"/*/; do
   b=$(basename "$d")
-  python3 "$here/kernel_costs_points.py" --compare "$work/bin/$b.orig.cubin" "$work/bin/$b.cubin" >>"$work/logs/run.log" 2>&1 ||
-    { say "$b: kernels differ from the measuring build's; not run"; rm -f "$work/bin/$b"; }
+  if [ ! -f "$work/bin/$b.orig.cubin" ] || [ ! -f "$work/bin/$b.cubin" ] || [ ! -x "$work/bin/$b" ]; then
+    say "$b: build failed (logs/build_$b.log); not run"
+    rm -f "$work/bin/$b"
+  elif ! python3 "$here/kernel_costs_points.py" --compare "$work/bin/$b.orig.cubin" "$work/bin/$b.cubin" >>"$work/logs/run.log" 2>&1; then
+    say "$b: kernels differ from the unchanged source's; not run"
+    rm -f "$work/bin/$b"
+  fi
 done
-say "built $(ls "$work/bin" | grep -vc '\.')"
+say "built $(for d in "$src"/*/; do [ -x "$work/bin/$(basename "$d")" ] && echo; done | wc -l) builds"
 record_smi before
 rm -f "$work"/*.csv
 # KERNEL_COSTS_NCU=1: also (=only: only) the GEMM builds' spin-free L2-resident points under ncu
