@@ -254,6 +254,18 @@ def gemm_jobs(r, whole=False):
     return [gemm_scenario(r, 1), gemm_scenario(r, 2)]
 
 
+def gemm_results(gm, run_all, whole=False):
+    """[(GB/s, L2 hit rate, DRAM read bytes per byte or None)] of the GEMM points `gm`, their runs
+    (gemm_jobs) made by run_all in one batch."""
+    jobs = [gemm_jobs(r, whole) for r in gm]
+    flat = run_all([j for js in jobs for j in js])
+    out = []
+    for r, js in zip(gm, jobs):
+        out.append(gemm_bandwidth(r, flat[:len(js)]))
+        flat = flat[len(js):]
+    return out
+
+
 def gemm_bandwidth(r, runs):
     """The whole kernel's bandwidth, L2 hit rate and DRAM read bytes per byte loaded from gemm_jobs'
     runs (summaries). From one and two output tiles per CTA: a tile's time in the steady state is
@@ -311,11 +323,12 @@ class Family:
 
 
 def runs_note(a):
-    """How the streaming points and the GEMM main loops were run, for the report's header."""
-    gemm = (". GEMM main loops: %s, each spin costing what the measuring build's consumer costs beside it "
-            "(kernel_costs.csv)" % ("those without a spin whole, the others' whole kernel from one and two output "
-                                    "tiles per CTA" if a.gemm_whole else
-                                    "the whole kernel from one and two output tiles per CTA"))
+    """How the streaming points and the GEMM main loops (when replayed) were run, for the report's header."""
+    gemm = "" if a.skip_gemm or a.groups else (
+        ". GEMM main loops: %s, each spin costing what the measuring build's consumer costs beside it "
+        "(kernel_costs.csv)" % ("those without a spin whole, the others' whole kernel from one and two output "
+                                "tiles per CTA" if a.gemm_whole else
+                                "the whole kernel from one and two output tiles per CTA"))
     if a.tiles_per_sm == 0:
         return "every point whole" + gemm
     sample = "a sample of %d tiles per SM" % a.tiles_per_sm
@@ -476,12 +489,8 @@ def main():
     gm = []
     if not a.skip_gemm and not a.groups:
         gm = [r for r in rows(os.path.join(data, "gemm.csv")) if r["M"] == "8192"]
-        jobs = [gemm_jobs(r, a.gemm_whole) for r in gm]
-        flat = run_all([j for js in jobs for j in js])
         gtr = {t["point"]: t for t in rows(os.path.join(data, "gemm_traffic.csv"))}
-        for r, js in zip(gm, jobs):
-            gbps, hit, dram = gemm_bandwidth(r, flat[:len(js)])
-            flat = flat[len(js):]
+        for r, (gbps, hit, dram) in zip(gm, gemm_results(gm, run_all, a.gemm_whole)):
             label = "%sx%s %s raster, %s, %s cycles" % (r["BM"], r["BN"], r["raster"], r["l2_promotion"],
                                                      r["compute_cycles"])
             shape = "8192^3, %sx%sx64" % (r["BM"], r["BN"])

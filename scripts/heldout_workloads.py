@@ -261,13 +261,9 @@ def main():
     if not a.skip_gemm:
         gm = [r for r in rows(os.path.join(data, "gemm.csv")) if r["M"] == "8192"]
         gtr = traffic(os.path.join(data, "gemm_traffic.csv"))
-        jobs = [hs.gemm_jobs(r) for r in gm]
-        flat = run_all([j for js in jobs for j in js])
-        n_runs += len(flat)
+        n_runs += 2 * len(gm)
         tab = Table("GEMM main loop, 8192^3 (whole kernel from one and two output tiles per CTA)")
-        for r, js in zip(gm, jobs):
-            gbps, hit, _ = hs.gemm_bandwidth(r, flat[:len(js)])
-            flat = flat[len(js):]
+        for r, (gbps, hit, _) in zip(gm, hs.gemm_results(gm, run_all)):
             t = gtr.get(r["point"])
             # times per requested byte, in us per GB
             tab.add("%sx%s %s, %s, %s cyc" % (r["BM"], r["BN"], r["raster"], r["l2_promotion"], r["compute_cycles"]),
