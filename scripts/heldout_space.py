@@ -188,12 +188,17 @@ def roundtrip_scenario(p):
     return text, ["workload.compute_cycles=%d" % round(consumer), "workload.issue_cycles=%d" % p["issue_cycles"]]
 
 
+def kernel_cost_rows(program, data_file):
+    """KERNEL_COSTS_CSV's rows of the build of `program` that measured `data_file` ("h100/gemm.csv")."""
+    return [r for r in rows(KERNEL_COSTS_CSV) if r["program"] == program and data_file in r["data_files"].split("+")]
+
+
 def build_steps(program, data_file):
-    """{(shape, compute cycles): [cycles a step]} of the build that measured `data_file` ("h100/gemm.csv"),
-    from KERNEL_COSTS_CSV."""
+    """{(shape, compute cycles): [cycles a step]} of the build that measured `data_file`, from
+    KERNEL_COSTS_CSV."""
     out = {}
-    for r in rows(KERNEL_COSTS_CSV):
-        if r["program"] == program and data_file in r["data_files"].split("+") and r["cycles_per_step"]:
+    for r in kernel_cost_rows(program, data_file):
+        if r["cycles_per_step"]:
             out.setdefault((r["shape"], int(r["compute_cycles"])), []).append(float(r["cycles_per_step"]))
     if not out:
         sys.exit("%s: no rows for %s's build of %s" % (KERNEL_COSTS_CSV, data_file, program))

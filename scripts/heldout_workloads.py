@@ -58,9 +58,8 @@ def attention_step_cost(run_all, data_file, spin):
     model's, per KV step of a CTA (the model's span is the consumer's steps plus what they do not
     bound, the first loads, each item's Q, the last CTA's end, which it models). None where no cost
     point measured the spin."""
-    cost_rows = [r for r in hs.rows(hs.KERNEL_COSTS_CSV)
-                 if r["program"] == "workloads" and data_file in r["data_files"].split("+")
-                 and r["shape"] == COST_SHAPE and int(r["compute_cycles"]) == spin]
+    cost_rows = [r for r in hs.kernel_cost_rows("workloads", data_file)
+                 if r["shape"] == COST_SHAPE and int(r["compute_cycles"]) == spin]
     if not cost_rows:
         return None
     spans = [float(r["span_us"]) * float(r["sm_mhz"]) for r in cost_rows]
