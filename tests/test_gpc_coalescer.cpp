@@ -12,8 +12,8 @@ using namespace tma;
 int sc_main(int, char**) { return 0; }
 
 namespace {
-// 8 SMs, 4 per GPC, a 100-cycle window, 128-byte lines of 32-byte sectors.
-GpcCoalescer coalescer() { return GpcCoalescer(8, 4, 100, 128, 32); }
+// 8 SMs, 4 per GPC, a 100-cycle window, 1,024 reads a GPC, 128-byte lines of 32-byte sectors.
+GpcCoalescer coalescer() { return GpcCoalescer(8, 4, 100, 1024, 128, 32); }
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(a_read_of_sectors_another_sm_of_the_gpc_just_read_is_merged) {
@@ -55,9 +55,44 @@ BOOST_AUTO_TEST_CASE(a_read_merges_while_the_other_is_in_flight_and_not_after) {
 }
 
 BOOST_AUTO_TEST_CASE(a_window_of_zero_turns_it_off) {
-  GpcCoalescer c(8, 4, 0, 128, 32);
+  GpcCoalescer c(8, 4, 0, 1024, 128, 32);
   uint64_t back = 0;
   c.record(0, 0x3000, 128, 10, 300);
   BOOST_TEST(!c.enabled());
   BOOST_TEST(!c.merge(1, 0x3000, 128, 10, back));
+}
+
+// A GEMM's SMs keep thousands of lines in flight a GPC (an L2-bound main loop about 10,000 for
+// 2,000 cycles each): every one of them can be merged with while the table has room, and only the
+// reads whose data came back first give way when a set is full.
+BOOST_AUTO_TEST_CASE(every_read_in_flight_is_kept_up_to_the_capacity) {
+  GpcCoalescer c = coalescer();
+  uint64_t back = 0;
+  for (uint64_t i = 0; i < 512; ++i) c.record(0, i * 128, 128, i, 5000 + i);  // half the capacity
+  uint32_t merged = 0;
+  for (uint64_t i = 0; i < 512; ++i) merged += c.merge(1, i * 128, 128, 4000, back);
+  BOOST_TEST(merged >= 500u);  // hashed into 4-way sets: a few sets overflow
+  BOOST_TEST(c.evicted_in_flight() == 512u - merged);
+  // Four times the capacity: a set keeps its four latest reads, whose data is back last.
+  GpcCoalescer small = coalescer();
+  for (uint64_t i = 0; i < 4096; ++i) small.record(0, i * 128, 128, i, 5000 + i);
+  uint32_t recent = 0, old = 0;
+  for (uint64_t i = 0; i < 256; ++i) old += small.merge(1, i * 128, 128, 4000, back);
+  for (uint64_t i = 3840; i < 4096; ++i) recent += small.merge(1, i * 128, 128, 4000, back);
+  BOOST_TEST(old < 8u);
+  BOOST_TEST(recent > 200u);
+  BOOST_TEST(small.evicted_in_flight() >= 4096u - 1024u);
+  // A read whose data is back gives way before one in flight: the line read long ago is replaced
+  // silently, and the set keeps the reads still in flight.
+  GpcCoalescer one(8, 4, 100, 4, 128, 32);  // one set of four
+  one.record(0, 0x0, 128, 0, 100);          // back at 100
+  for (uint64_t i = 1; i <= 3; ++i) one.record(0, i * 128, 128, 200, 3000);
+  one.record(0, 4 * 128, 128, 200, 3000);   // replaces line 0, whose data was back at 100
+  BOOST_TEST(one.evicted_in_flight() == 0u);
+  for (uint64_t i = 1; i <= 4; ++i) BOOST_TEST(one.merge(1, i * 128, 128, 250, back));
+  BOOST_TEST(!one.merge(1, 0x0, 128, 50, back));
+}
+
+BOOST_AUTO_TEST_CASE(a_capacity_that_is_not_a_power_of_two_is_refused) {
+  BOOST_CHECK_THROW(GpcCoalescer(8, 4, 100, 1000, 128, 32), std::invalid_argument);
 }

@@ -122,9 +122,11 @@ struct L2Config {
   // are counted once more at the fill).
   uint32_t far_read_takes_span = 0;
   // A GPC's read coalescer (GpcCoalescer): gpc_sms consecutive SMs share one; reads of the same
-  // sectors reaching it within gpc_coalesce_window_cycles are served once. 0: off.
+  // sectors reaching it within gpc_coalesce_window_cycles are served once. 0: off. It keeps track
+  // of gpc_coalesce_entries reads a GPC (a power of two, at least GpcCoalescer::kWays).
   uint32_t gpc_sms = 16;
   uint32_t gpc_coalesce_window_cycles = 0;
+  uint32_t gpc_coalesce_entries = 32768;
   // Dirty bytes a large write (a cudaMemset far larger than the L2) leaves in the L2 for the next
   // kernel: the footprint of a scenario's `l2_state: dirty` unless it sets its own.
   uint64_t dirty_launch_bytes = 0;

@@ -1,23 +1,27 @@
 #include "tma/memory/gpc_coalescer.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "tma/core/cycle_time.h"
 
 namespace tma {
 
-GpcCoalescer::GpcCoalescer(uint32_t sms, uint32_t sms_per_gpc, uint32_t window_cycles, uint32_t line_bytes,
-                           uint32_t sector_bytes)
+GpcCoalescer::GpcCoalescer(uint32_t sms, uint32_t sms_per_gpc, uint32_t window_cycles, uint32_t entries,
+                           uint32_t line_bytes, uint32_t sector_bytes)
     : sms_per_gpc_(std::max<uint32_t>(1, sms_per_gpc)), window_(window_cycles),
       line_(std::max<uint32_t>(1, line_bytes)), sector_(std::max<uint32_t>(1, sector_bytes)),
-      gpcs_((std::max<uint32_t>(1, sms) + sms_per_gpc_ - 1) / sms_per_gpc_) {
-  if (window_) table_.resize(static_cast<size_t>(gpcs_) * kSlots);
+      gpcs_((std::max<uint32_t>(1, sms) + sms_per_gpc_ - 1) / sms_per_gpc_),
+      sets_(std::max<uint32_t>(1, entries / kWays)) {
+  if (sets_ & (sets_ - 1)) throw std::invalid_argument("GpcCoalescer: entries / ways must be a power of two");
+  if (window_) table_.resize(static_cast<size_t>(gpcs_) * sets_);
 }
 
-size_t GpcCoalescer::slot(uint32_t gpc, uint64_t line) const {
+// The line's set in its GPC's table.
+size_t GpcCoalescer::set_of(uint32_t gpc, uint64_t line) const {
   uint64_t h = line * 0x9E3779B97F4A7C15ull;
   h ^= h >> 29;
-  return static_cast<size_t>(gpc) * kSlots + h % kSlots;
+  return static_cast<size_t>(gpc) * sets_ + (h & (sets_ - 1));
 }
 
 bool GpcCoalescer::locate(int sm, uint64_t address, uint64_t bytes, uint32_t& gpc, uint64_t& line,
@@ -36,8 +40,13 @@ bool GpcCoalescer::merge(int sm, uint64_t address, uint64_t bytes, uint64_t cycl
   uint32_t gpc = 0, sectors = 0;
   uint64_t line = 0;
   if (!locate(sm, address, bytes, gpc, line, sectors)) return false;
-  const Entry& e = table_[slot(gpc, line)];
-  if (e.line != line || e.sm == sm || (e.sectors & sectors) != sectors) return false;
+  const Entry* set = table_[set_of(gpc, line)].way;
+  const Entry* found = nullptr;
+  for (uint32_t w = 0; w < kWays; ++w)
+    if (set[w].line == line) found = &set[w];
+  if (!found) return false;
+  const Entry& e = *found;
+  if (e.sm == sm || (e.sectors & sectors) != sectors) return false;
   // Merged while the other read is in flight: from when it reached the GPC until its data is back
   // (silicon, coalesce.csv: two CTAs of a cluster loading the same tiles 250 ns apart merge 75%
   // of their reads from DRAM and none from the L2, whose data is back sooner). A read reported
@@ -51,7 +60,17 @@ void GpcCoalescer::record(int sm, uint64_t address, uint64_t bytes, uint64_t cyc
   uint32_t gpc = 0, sectors = 0;
   uint64_t line = 0;
   if (!locate(sm, address, bytes, gpc, line, sectors)) return;
-  table_[slot(gpc, line)] = Entry{line, cycle, data_back, sm, sectors};
+  Entry* set = table_[set_of(gpc, line)].way;
+  Entry* victim = &set[0];
+  for (uint32_t w = 0; w < kWays; ++w) {
+    if (set[w].line == line) {
+      victim = &set[w];
+      break;
+    }
+    if (set[w].data_back < victim->data_back) victim = &set[w];  // an empty entry's is 0
+  }
+  if (victim->line != line && victim->line != ~0ull && victim->data_back > cycle) ++evicted_in_flight_;
+  *victim = Entry{line, cycle, data_back, sm, sectors};
 }
 
 }  // namespace tma

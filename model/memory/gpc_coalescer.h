@@ -10,13 +10,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "tma/core/huge_page_allocator.h"
+
 namespace tma {
 
 class GpcCoalescer {
  public:
   // `sms_per_gpc` consecutive SMs share a coalescer; `window_cycles` is how far a read reported
-  // before the one recorded may be (simulated SMs run apart) and 0 turns coalescing off.
-  GpcCoalescer(uint32_t sms, uint32_t sms_per_gpc, uint32_t window_cycles, uint32_t line_bytes, uint32_t sector_bytes);
+  // before the one recorded may be (simulated SMs run apart) and 0 turns coalescing off;
+  // `entries` is how many reads a GPC keeps track of (a power of two, at least kWays).
+  GpcCoalescer(uint32_t sms, uint32_t sms_per_gpc, uint32_t window_cycles, uint32_t entries, uint32_t line_bytes,
+               uint32_t sector_bytes);
 
   bool enabled() const { return window_ > 0; }
   // A read of [address, address + bytes) (within one line) by `sm` reaching the GPC at `cycle`:
@@ -26,27 +30,38 @@ class GpcCoalescer {
   bool merge(int sm, uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t& data_back) const;
   // Records a read the L2 serves: its sectors, when it reached the GPC, and when its data is back.
   void record(int sm, uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t data_back);
-  // Asks the host CPU to bring the slot a read of `address` by `sm` uses into its cache (a hint
+  // Reads recorded over another line's read whose data was not back yet (the table was full
+  // there): merges the coalescer's capacity may have cost.
+  uint64_t evicted_in_flight() const { return evicted_in_flight_; }
+  // Asks the host CPU to bring the set a read of `address` by `sm` uses into its cache (a hint
   // for speed only: nothing changes).
   void prefetch(int sm, uint64_t address) const {
     if (!window_ || sm < 0 || static_cast<uint32_t>(sm) / sms_per_gpc_ >= gpcs_) return;
-    __builtin_prefetch(&table_[slot(static_cast<uint32_t>(sm) / sms_per_gpc_, address / line_)]);
+    const Set* set = &table_[set_of(static_cast<uint32_t>(sm) / sms_per_gpc_, address / line_)];
+    __builtin_prefetch(&set->way[0]);
+    __builtin_prefetch(&set->way[kWays - 1]);
   }
 
+  static constexpr uint32_t kWays = 4;  // one set is two 64-byte host cache lines
+
  private:
-  // The GPC's recent reads, one per line, in a table indexed by a hash of the line: a read that
-  // lands on another line's slot replaces it (a missed merge, never a wrong one).
+  // A GPC's reads, one per line (the latest), in sets of kWays by a hash of the line. A read
+  // replaces its line's entry, else an empty one, else the one whose data came back first (a
+  // read in flight is lost only when all kWays reads of its set are: evicted_in_flight).
   struct Entry {
     uint64_t line = ~0ull, cycle = 0, data_back = 0;
     int32_t sm = -1;
     uint32_t sectors = 0;  // bit mask
   };
-  static constexpr uint32_t kSlots = 4096;  // per GPC: over the lines a GPC reads in a window
-  size_t slot(uint32_t gpc, uint64_t line) const;
+  struct alignas(128) Set {
+    Entry way[kWays];
+  };
+  size_t set_of(uint32_t gpc, uint64_t line) const;
   bool locate(int sm, uint64_t address, uint64_t bytes, uint32_t& gpc, uint64_t& line, uint32_t& sectors) const;
 
-  uint32_t sms_per_gpc_, window_, line_, sector_, gpcs_;
-  std::vector<Entry> table_;  // gpcs_ x kSlots
+  uint32_t sms_per_gpc_, window_, line_, sector_, gpcs_, sets_;
+  std::vector<Set, HugePageAllocator<Set>> table_;  // gpcs_ x sets_ (huge pages: speed only)
+  uint64_t evicted_in_flight_ = 0;
 };
 
 }  // namespace tma

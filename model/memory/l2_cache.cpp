@@ -38,8 +38,8 @@ void L2Cache::end_of_elaboration() {
   to_sm_.assign(ports, BandwidthServer(cfg_.sm_port_bytes_per_cycle, window_));
   strides_.assign(ports, Stride{});
   from_sm_.assign(ports, BandwidthServer(cfg_.sm_write_bytes_per_cycle, window_));
-  coalescer_ = GpcCoalescer(static_cast<uint32_t>(ports), cfg_.gpc_sms, cfg_.gpc_coalesce_window_cycles, cfg_.line_bytes,
-                            cfg_.sector_bytes);
+  coalescer_ = GpcCoalescer(static_cast<uint32_t>(ports), cfg_.gpc_sms, cfg_.gpc_coalesce_window_cycles,
+                            cfg_.gpc_coalesce_entries, cfg_.line_bytes, cfg_.sector_bytes);
 }
 
 // Lines spread over the sets by a hash of the line address, as GPU L2s do, so that strided
@@ -613,6 +613,7 @@ void L2Cache::collect_stats(StatsRecord& out) const {
   out.add("tag_lookups", tag_lookups_made_);
   out.add("gpc_coalesced_reads", coalesced_reads_);
   out.add("gpc_coalesced_bytes", coalesced_bytes_);
+  out.add("gpc_coalescer_evicted_in_flight", coalescer_.evicted_in_flight());
   out.add("sets", static_cast<uint64_t>(sets_));
   if (!in_order_done_.empty()) out.add("in_order_waits", in_order_waits_);
   uint64_t unread = evicted_unread_sectors_;  // and those still unread in the L2 at the end

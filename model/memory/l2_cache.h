@@ -145,7 +145,7 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   BandwidthServer request_rate_;  // in requests, not bytes
   uint64_t tag_lookups_made_ = 0;
   std::vector<BandwidthServer> to_sm_, from_sm_;
-  GpcCoalescer coalescer_{1, 1, 0, 128, 32};  // set up once the SMs are bound
+  GpcCoalescer coalescer_{1, 1, 0, 4, 128, 32};  // set up once the SMs are bound
   uint64_t coalesced_reads_ = 0, coalesced_bytes_ = 0;
   uint64_t writeback_taken_ = 0;  // the current request's write-backs: the cycle DRAM took the last
   uint32_t window_;

@@ -10,6 +10,7 @@
 #include "tma/config/cli_args.h"
 #include "tma/config/paths.h"
 #include "tma/config/yaml_reader.h"
+#include "tma/memory/gpc_coalescer.h"
 
 namespace tma {
 
@@ -91,6 +92,7 @@ const std::vector<Field>& fields() {
       F_U64("l2.dirty_launch_bytes", 0, 1ull << 40, l2.dirty_launch_bytes),
       F_U32("l2.gpc_sms", 1, 1024, l2.gpc_sms),
       F_U32("l2.gpc_coalesce_window_cycles", 0, 1000000, l2.gpc_coalesce_window_cycles),
+      F_U32("l2.gpc_coalesce_entries", 4, 1u << 22, l2.gpc_coalesce_entries),
       F_DBL("dram.bytes_per_cycle", 0.001, 1e6, dram.bytes_per_cycle),
       F_U32("dram.latency", 0, 1000000, dram.latency),
       F_U32("dram.channels", 1, 4096, dram.channels),
@@ -163,6 +165,11 @@ std::optional<std::pair<std::string, std::string>> consistency_error(const ArchC
   if (a.tma.cpc_outstanding_requests && a.tma.cpc_of_sm.size() < a.sm_count)
     return std::make_pair("tma.cpc_of_sm", "names the CPC of " + std::to_string(a.tma.cpc_of_sm.size()) +
                                                " SMs; sm_count is " + std::to_string(a.sm_count));
+  const uint32_t coalescer_sets = a.l2.gpc_coalesce_entries / GpcCoalescer::kWays;
+  if (a.l2.gpc_coalesce_entries % GpcCoalescer::kWays || (coalescer_sets & (coalescer_sets - 1)))
+    return std::make_pair("l2.gpc_coalesce_entries", "must be a power of two of at least " +
+                                                         std::to_string(GpcCoalescer::kWays) + " (got " +
+                                                         std::to_string(a.l2.gpc_coalesce_entries) + ")");
   if (a.smem.banks * a.smem.bank_bytes > 64 * 64)
     return std::make_pair("smem.banks", "banks x bank_bytes (" + std::to_string(a.smem.banks * a.smem.bank_bytes) +
                                             ") is too large (at most 4096)");
