@@ -18,6 +18,7 @@ import argparse
 import concurrent.futures
 import csv
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -327,6 +328,7 @@ class Runner:
             with open(cache_path) as f:
                 self.cache = json.load(f)
         self.tmp = tempfile.mkdtemp(prefix="tma-calib-")
+        self.run_ids = itertools.count()  # thread-safe enough: next() on a count holds the GIL
         # Results are cached per simulator build and architecture file contents.
         self.sim_stamp = [os.path.getmtime(sim), hashlib.sha256(open(arch, "rb").read()).hexdigest()]
 
@@ -364,10 +366,11 @@ class Runner:
         return self._run(scenario, sets, arch_sets, ext, traced=True)
 
     def _run(self, scenario, sets, arch_sets, ext, traced):
-        key = self.key(scenario, sets, arch_sets)
-        path = os.path.join(self.tmp, key[:16] + ext)
-        stats = os.path.join(self.tmp, key[:16] + ".json")
-        trace = os.path.join(self.tmp, key[:16] + "_ops.json")
+        # Files named by the run, not the key: two jobs may run the same scenario at once.
+        name = "%s-%d" % (self.key(scenario, sets, arch_sets)[:16], next(self.run_ids))
+        path = os.path.join(self.tmp, name + ext)
+        stats = os.path.join(self.tmp, name + ".json")
+        trace = os.path.join(self.tmp, name + "_ops.json")
         with open(path, "w") as f:
             f.write(scenario)
         cmd = [self.sim, "run", path, "--arch", self.arch, "--quiet", "--no-scoreboard", "--stats", stats]
