@@ -12,8 +12,8 @@ GpcCoalescer::GpcCoalescer(uint32_t sms, uint32_t sms_per_gpc, uint32_t window_c
     : sms_per_gpc_(std::max<uint32_t>(1, sms_per_gpc)), window_(window_cycles),
       line_(std::max<uint32_t>(1, line_bytes)), sector_(std::max<uint32_t>(1, sector_bytes)),
       gpcs_((std::max<uint32_t>(1, sms) + sms_per_gpc_ - 1) / sms_per_gpc_),
-      sets_(std::max<uint32_t>(1, entries / kWays)) {
-  if (sets_ & (sets_ - 1)) throw std::invalid_argument("GpcCoalescer: entries / ways must be a power of two");
+      sets_(entries / kWays) {
+  if (!valid_capacity(entries)) throw std::invalid_argument("GpcCoalescer: entries must be a power of two of at least kWays");
   if (window_) table_.resize(static_cast<size_t>(gpcs_) * sets_);
 }
 

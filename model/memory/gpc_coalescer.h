@@ -43,6 +43,12 @@ class GpcCoalescer {
   }
 
   static constexpr uint32_t kWays = 4;  // one set is two 64-byte host cache lines
+  // Whether a GPC can keep `entries` reads: a power of two of at least kWays (whole sets, and a
+  // power-of-two count of them for the hash's mask).
+  static bool valid_capacity(uint32_t entries) {
+    const uint32_t sets = entries / kWays;
+    return entries % kWays == 0 && sets > 0 && (sets & (sets - 1)) == 0;
+  }
 
  private:
   // A GPC's reads, one per line (the latest), in sets of kWays by a hash of the line. A read

@@ -165,8 +165,7 @@ std::optional<std::pair<std::string, std::string>> consistency_error(const ArchC
   if (a.tma.cpc_outstanding_requests && a.tma.cpc_of_sm.size() < a.sm_count)
     return std::make_pair("tma.cpc_of_sm", "names the CPC of " + std::to_string(a.tma.cpc_of_sm.size()) +
                                                " SMs; sm_count is " + std::to_string(a.sm_count));
-  const uint32_t coalescer_sets = a.l2.gpc_coalesce_entries / GpcCoalescer::kWays;
-  if (a.l2.gpc_coalesce_entries % GpcCoalescer::kWays || (coalescer_sets & (coalescer_sets - 1)))
+  if (!GpcCoalescer::valid_capacity(a.l2.gpc_coalesce_entries))
     return std::make_pair("l2.gpc_coalesce_entries", "must be a power of two of at least " +
                                                          std::to_string(GpcCoalescer::kWays) + " (got " +
                                                          std::to_string(a.l2.gpc_coalesce_entries) + ")");
