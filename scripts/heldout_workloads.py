@@ -104,10 +104,13 @@ def workload_label(r):
 
 # ---------------------------------------------------------------- coalesce pairs (traces)
 def coalesce_trace(r):
-    """A trace: each pair's two CTAs load the same 8 KB tiles (128 B x 64 rows) in the same order,
-    the second after a first step that only computes the delay (its loads wait for it)."""
+    """A trace: each pair's two CTAs load the same tiles (128 B x tile_rows, 64 rows before the
+    capacity points) through `stages` stages (4 before them) in the same order, the second after a
+    first step that only computes the delay (its loads wait for it)."""
     pairs, delay_ns, shared = int(r["pairs"]), int(r["delay_ns"]), int(r["shared"])
     tiles = int(r["tiles_per_cta"])
+    stages, tile_rows = int(r.get("stages") or 4), int(r.get("tile_rows") or 64)
+    tile_bytes = 128 * tile_rows
     region_tiles = 16 if r["source"] == "l2" else tiles
     cluster = r["placement"] == "cluster"
     # model SMs: a cluster's two CTAs on neighbouring SMs (one GPC of 16); `apart` on SMs p and
@@ -117,14 +120,14 @@ def coalesce_trace(r):
     scen = {"name": "heldout_coalesce", "sms": 132, "cluster_size": 1, "gpu": "sm_90", "memory_fill": "word_hash",
             "arch": "configs/arch/h100.yaml", "l2_state": "warm" if r["source"] == "l2" else "clean",
             "tensors": {"D": {"dtype": "u8", "dims": [128, rows_total], "strides": [128], "address": 0x100000000}},
-            "descriptors": {"D_tile": {"tensor": "D", "mode": "tiled", "box": [128, 64], "swizzle": "none",
+            "descriptors": {"D_tile": {"tensor": "D", "mode": "tiled", "box": [128, tile_rows], "swizzle": "none",
                                        "l2_promotion": "none", "location": "param"}}}
     grid, ctas = [], []
     for p in range(pairs):
         for rank in (0, 1):
             grid.append(sms[p][rank])
             ctas.append((p, rank))
-    lines = [json.dumps({"format": "tma-trace", "version": 1, "scenario": scen, "stages": 4, "grid": grid})]
+    lines = [json.dumps({"format": "tma-trace", "version": 1, "scenario": scen, "stages": stages, "grid": grid})]
     delay = round(delay_ns * SM_MHZ / 1000)
     for c, (p, rank) in enumerate(ctas):
         sm = grid[c]
@@ -133,11 +136,12 @@ def coalesce_trace(r):
                                  "phase": 0, "expects": 0, "compute_cycles": delay if rank == 1 else 0}))
         for t in range(tiles):
             step = t + 1
-            row = (region * region_tiles + t % region_tiles) * 64
+            row = (region * region_tiles + t % region_tiles) * tile_rows
             lines.append(json.dumps({"cta": c, "sm": sm, "step": step, "issue": "producer", "op": "load",
-                                     "descriptor": "D_tile", "coords": [0, row], "smem_addr": (step % 4) * 8192,
-                                     "wait": "released" if step == 1 else "stage", "stage": step % 4,
-                                     "phase": step // 4, "expects": 1, "compute_cycles": CONSUMER_CYCLES}))
+                                     "descriptor": "D_tile", "coords": [0, row],
+                                     "smem_addr": (step % stages) * tile_bytes,
+                                     "wait": "released" if step == 1 else "stage", "stage": step % stages,
+                                     "phase": step // stages, "expects": 1, "compute_cycles": CONSUMER_CYCLES}))
     return "\n".join(lines) + "\n"
 
 
@@ -222,7 +226,7 @@ def main():
 
     out = ["# Held-out workloads: attention, decode, GEMM main loops, coalescing (%s)" % a.gpu, "",
            "Written by `scripts/heldout_workloads.py --report ...` from tests/calibration/%s/ (workloads.csv, "
-           "workloads_traffic.csv, gemm.csv, gemm_traffic.csv, coalesce.csv, coalesce_traffic.csv) and "
+           "workloads_traffic.csv, gemm.csv, gemm_traffic.csv, coalesce*.csv) and "
            "configs/arch/%s.yaml. Nothing in these files was fitted." % (a.gpu, a.gpu), ""]
     summaries = []
     n_runs = 0
@@ -280,17 +284,19 @@ def main():
             out.append("%s ranked by time as on silicon (differences above 2%%): %d of %d groups." % (what, same, total))
             out += ["- " + d for d in detail[:12]] + [""]
 
-    # coalescing pairs
-    co = rows(os.path.join(data, "coalesce.csv"))
+    # coalescing pairs (coalesce.csv; coalesce_capacity.csv, points 96 on, where measured)
+    co = rows(os.path.join(data, "coalesce.csv")) + rows(os.path.join(data, "coalesce_capacity.csv"))
     ctr = traffic(os.path.join(data, "coalesce_traffic.csv"))
+    ctr.update(traffic(os.path.join(data, "coalesce_capacity_traffic.csv")))
     cpreds = run_all([(coalesce_trace(r), [], ".jsonl") for r in co])
     n_runs += len(co)
     out += ["## Two CTAs loading the same tiles a set time apart (GPC read coalescer)", "",
             "Share of the loaded bytes that reach the L2 (silicon: lts TEX sectors x 32 / bytes asked; model: "
             "bytes less those the GPC coalescer served). `cluster`: the pair is a 2-CTA cluster (one GPC); "
-            "`apart`: CTAs p and p + pairs (silicon: other GPCs; model: SMs p and p + max(pairs, 64)).", "",
-            "| placement | source | pairs | delay ns | silicon | model | silicon GB/s | model GB/s |",
-            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+            "`apart`: CTAs p and p + pairs (silicon: other GPCs; model: SMs p and p + max(pairs, 64)). "
+            "Tiles: 128 B x rows, through that many stages (coalesce_capacity.csv: 32 KB tiles, 1-6 stages).", "",
+            "| placement | source | pairs | tile rows x stages | delay ns | silicon | model | silicon GB/s | model GB/s |",
+            "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
     errs = []
     for r, s in zip(co, cpreds):
         t = ctr.get(r["point"])
@@ -300,9 +306,9 @@ def main():
         sil = float(t["lts__t_sectors_srcunit_tex_op_read.sum"]) * 32 / req
         mod = (s["bytes_loaded"] - s["gpc_coalesced_bytes"]) / s["bytes_loaded"]
         errs.append(abs(mod - sil))
-        out.append("| %s | %s | %s | %s | %.3f | %.3f | %s | %.0f |" % (
-            r["placement"], r["source"], r["pairs"], r["delay_ns"] if r["shared"] == "1" else "(own tiles)", sil, mod,
-            r["span_gbps"], s["load_bandwidth_gbs"]))
+        out.append("| %s | %s | %s | %s x %s | %s | %.3f | %.3f | %s | %.0f |" % (
+            r["placement"], r["source"], r["pairs"], r.get("tile_rows") or 64, r.get("stages") or 4,
+            r["delay_ns"] if r["shared"] == "1" else "(own tiles)", sil, mod, r["span_gbps"], s["load_bandwidth_gbs"]))
     if errs:
         summaries.append("| coalesce pairs: share of bytes reaching the L2 | %d | %.3f (abs) | %.3f (abs) | - | - |"
                          % (len(errs), statistics.mean(errs), max(errs)))

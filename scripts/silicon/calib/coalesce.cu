@@ -14,6 +14,12 @@
 // merge). ncu tells how many of the loads' sectors reach the L2: lts TEX sectors per requested
 // 32 bytes < 1 means merged on the way.
 //
+// Appended again (points 96 on, run_coalesce_capacity.sh): how many reads in flight a GPC's coalescer
+// keeps. Every SM holds one CTA of 66 pairs (2-CTA clusters) streaming 32 KB tiles (128 B x 256
+// rows) from DRAM with 1-6 stages, so that a GPC keeps 256 to 1,536 distinct lines in flight per SM
+// (about 2,000 to 12,000 a GPC of 8 pairs); a coalescer that keeps fewer reads than that loses
+// merges as the stages grow, one that keeps them all merges alike at every depth.
+//
 // Build: nvcc -O2 -std=c++17 -arch=sm_90a coalesce.cu -o coalesce -lcuda
 #include "calib_common.cuh"
 
@@ -21,8 +27,7 @@ using namespace calib;
 
 namespace {
 
-constexpr int kStages = 4;
-constexpr unsigned kTileRows = 64, kTileBytes = 128 * kTileRows;
+constexpr int kMaxStages = 8;
 constexpr size_t kScrubBytes = 256ull << 20;
 constexpr size_t kRegionMax = 1ull << 30;
 
@@ -33,6 +38,8 @@ struct CoPoint {
   int delay_ns = 0;
   int shared = 1;
   int tiles = 512;  // per CTA
+  int stages = 4;
+  int tile_rows = 64;  // 128 B rows: 8 KB tiles
 };
 
 std::vector<CoPoint> make_points() {
@@ -75,6 +82,23 @@ std::vector<CoPoint> make_points() {
         p.shared = 0;
         v.push_back(p);
       }
+  // Appended: the coalescer's capacity (above). 128 tiles of 32 KB a CTA (4 MB).
+  for (int stages : {1, 2, 4, 6}) {
+    for (int d : {0, 500, 1000, 2000, -1}) {
+      CoPoint p;
+      p.placement = "cluster";
+      p.source = "dram";
+      p.pairs = 66;
+      p.tiles = 128;
+      p.stages = stages;
+      p.tile_rows = 256;
+      if (d < 0)
+        p.shared = 0;
+      else
+        p.delay_ns = d;
+      v.push_back(p);
+    }
+  }
   return v;
 }
 
@@ -82,7 +106,7 @@ struct Span {
   unsigned long long start, end;
 };
 struct CoArgs {
-  int pairs, cluster, delay_ns, shared, tiles, region_tiles;  // cluster: 0 none, 2, 4 (gpc), 5 (tpc4)  // region_tiles: a pair's tiles before wrapping
+  int pairs, cluster, delay_ns, shared, tiles, region_tiles, stages, tile_rows;  // cluster: 0 none, 2, 4 (gpc), 5 (tpc4)  // region_tiles: a pair's tiles before wrapping
   int rows_total;
   unsigned long long timeout_cycles;
   unsigned* sink;
@@ -92,7 +116,9 @@ struct CoArgs {
 
 __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
   extern __shared__ unsigned char smem_raw[];
-  __shared__ __align__(8) unsigned long long full[kStages], empty[kStages];
+  __shared__ __align__(8) unsigned long long full[kMaxStages], empty[kMaxStages];
+  const int stages = a.stages;
+  const unsigned tile_bytes = 128u * (unsigned)a.tile_rows;
   const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   int pair, rank;
   if (a.cluster == 2) {
@@ -113,7 +139,7 @@ __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
   const unsigned long long t_start = globaltimer();
   if (threadIdx.x == 0) {
     atomicMin(&a.span->start, t_start);
-    for (int s = 0; s < kStages; ++s) {
+    for (int s = 0; s < stages; ++s) {
       mbar_init(smem_u32(&full[s]), 1);
       mbar_init(smem_u32(&empty[s]), 1);
     }
@@ -125,14 +151,14 @@ __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
     int s = 0;
     unsigned k = 0;
     for (int t = 0; t < a.tiles; ++t) {
-      if (t >= kStages && !mbar_wait(smem_u32(&empty[s]), (k - 1) & 1, a.timeout_cycles)) {
+      if (t >= stages && !mbar_wait(smem_u32(&empty[s]), (k - 1) & 1, a.timeout_cycles)) {
         atomicAdd(a.err, 1u);
         return;
       }
-      const int row = (region * a.region_tiles + t % a.region_tiles) * (int)kTileRows;
-      mbar_arrive_expect(smem_u32(&full[s]), kTileBytes);
-      tma_load_2d(base + s * kTileBytes, map, 0, row, smem_u32(&full[s]));
-      if (++s == kStages) {
+      const int row = (region * a.region_tiles + t % a.region_tiles) * a.tile_rows;
+      mbar_arrive_expect(smem_u32(&full[s]), tile_bytes);
+      tma_load_2d(base + s * tile_bytes, map, 0, row, smem_u32(&full[s]));
+      if (++s == stages) {
         s = 0;
         ++k;
       }
@@ -146,7 +172,7 @@ __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
         return;
       }
       mbar_arrive(smem_u32(&empty[s]));
-      if (++s == kStages) {
+      if (++s == stages) {
         s = 0;
         ++k;
       }
@@ -172,9 +198,10 @@ struct State {
 State S;
 
 std::vector<std::string> params_of(const CoPoint& p) {
-  return {p.placement, p.source, I(p.pairs), I(p.delay_ns), I(p.shared), I(p.tiles)};
+  return {p.placement, p.source, I(p.pairs), I(p.delay_ns), I(p.shared), I(p.tiles), I(p.stages), I(p.tile_rows)};
 }
-const std::vector<std::string> kParamCols = {"placement", "source", "pairs", "delay_ns", "shared", "tiles_per_cta"};
+const std::vector<std::string> kParamCols = {"placement", "source",        "pairs",  "delay_ns",
+                                             "shared",    "tiles_per_cta", "stages", "tile_rows"};
 
 void alloc() {
   CK(cudaMalloc(&S.data, kRegionMax));
@@ -190,7 +217,7 @@ void alloc() {
 }
 
 // One CTA per SM: more than half the SM's shared memory (two CTAs of a pair never share an SM).
-size_t smem_bytes() { return smem_for_occupancy(kStages * kTileBytes + 1024, 1, S.dev); }
+size_t smem_bytes(const CoPoint& p) { return smem_for_occupancy((size_t)p.stages * 128 * p.tile_rows + 1024, 1, S.dev); }
 
 struct Prepared {
   CUtensorMap map;
@@ -201,7 +228,7 @@ struct Prepared {
 Prepared prepare(const CoPoint& p) {
   alignas(64) Prepared q;
   const unsigned long long rows = kRegionMax / 128;
-  encode_2d(&q.map, dtype_of("u8"), S.data, 128, rows, 128, kTileRows, 0, 0);
+  encode_2d(&q.map, dtype_of("u8"), S.data, 128, rows, 128, p.tile_rows, 0, 0);
   CoArgs& a = q.args;
   a = CoArgs();
   a.pairs = p.pairs;
@@ -210,19 +237,23 @@ Prepared prepare(const CoPoint& p) {
   a.delay_ns = p.delay_ns;
   a.shared = p.shared;
   a.tiles = p.tiles;
+  a.stages = p.stages;
+  a.tile_rows = p.tile_rows;
+  if (p.stages < 1 || p.stages > kMaxStages) throw PointSkip("stages out of range");
+  const size_t tile_bytes = (size_t)128 * p.tile_rows;
   // l2: 16 tiles (128 KB) a region, looped; dram: every tile once (4 MB a region)
   a.region_tiles = p.source == "l2" ? 16 : p.tiles;
   a.timeout_cycles = kWaitLong;
   a.sink = S.sink;
   a.err = S.err;
   a.span = S.span;
-  if ((size_t)2 * p.pairs * a.region_tiles * kTileBytes > kRegionMax) throw PointSkip("region too large");
-  q.bytes = 2.0 * p.pairs * p.tiles * kTileBytes;
+  if ((size_t)2 * p.pairs * a.region_tiles * tile_bytes > kRegionMax) throw PointSkip("region too large");
+  q.bytes = 2.0 * p.pairs * p.tiles * tile_bytes;
   return q;
 }
 
 void launch(const CoPoint& p, const Prepared& q) {
-  const size_t smem = smem_bytes();
+  const size_t smem = smem_bytes(p);
   const Span init = {~0ull, 0ull};
   CK(cudaMemcpy(S.span, &init, sizeof(init), cudaMemcpyHostToDevice));
   if (p.placement == "cluster")
@@ -239,7 +270,7 @@ void prepare_l2(const CoPoint& p, const Prepared& q) {
   touch_kernel<<<S.dev.sms * 4, 256>>>(reinterpret_cast<const uint4*>(S.scrub), kScrubBytes / 16, S.sink);
   CK(cudaGetLastError());
   if (p.source == "l2") {
-    const size_t bytes = (size_t)2 * p.pairs * q.args.region_tiles * kTileBytes;
+    const size_t bytes = (size_t)2 * p.pairs * q.args.region_tiles * 128 * q.args.tile_rows;
     touch_kernel<<<S.dev.sms * 4, 256>>>(reinterpret_cast<const uint4*>(S.data), bytes / 16, S.sink);
     CK(cudaGetLastError());
   }

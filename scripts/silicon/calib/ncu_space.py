@@ -112,7 +112,7 @@ def workload_bytes(r):
 
 
 def coalesce_bytes(r):
-    return 2 * int(r["pairs"]) * int(r["tiles_per_cta"]) * 128 * 64
+    return 2 * int(r["pairs"]) * int(r["tiles_per_cta"]) * 128 * int(r.get("tile_rows") or 64)
 
 
 def main():
