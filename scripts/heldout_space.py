@@ -334,6 +334,8 @@ def runs_note(a):
         "(kernel_costs.csv)" % ("those without a spin whole, the others' whole kernel from one and two output "
                                 "tiles per CTA" if a.gemm_whole else
                                 "the whole kernel from one and two output tiles per CTA"))
+    if a.gemm_only:
+        return "none (--gemm-only)" + gemm
     if a.tiles_per_sm == 0:
         return "every point whole" + gemm
     sample = "a sample of %d tiles per SM" % a.tiles_per_sm
@@ -359,6 +361,8 @@ def main():
     ap.add_argument("--gemm-whole", action="store_true",
                     help="run the GEMM main loops without a spin (memory-bound: their CTAs drift apart over the "
                          "whole kernel) whole, about 190 s of CPU a point, instead of one and two tiles per CTA")
+    ap.add_argument("--gemm-only", action="store_true",
+                    help="replay only the GEMM main loops (their families alone in the report)")
     ap.add_argument("--groups", default=None,
                     help="comma-separated space.csv groups to replay (grid, occupancy, state, tall, pitch); "
                          "only these, without the descriptor and GEMM families")
@@ -384,7 +388,7 @@ def main():
 
     # The space's later groups were measured into files of their own on the H100 (space_load.csv,
     # space_inflight.csv, space_fills.csv); the H200's space.csv holds them. A point is taken once.
-    space = space_rows(data, "space%s.csv")
+    space = space_rows(data, "space%s.csv") if not a.gemm_only else []
     if a.groups:
         space = [r for r in space if r["group"] in a.groups.split(",")]
     space = [r for r in space if r["group"] != "state" or r["tensor_mb"] == "64"]
@@ -467,7 +471,7 @@ def main():
     # roundtrip.csv: space.cu's loop with stamps, 1-8 stages, clean and warm; the points with few
     # stages test the trip round a stage (copy, consumer, release), those with many the issue time,
     # which comes from these points (so that family is not held out).
-    rt = roundtrip_points(data) if not a.groups else []
+    rt = roundtrip_points(data) if not (a.groups or a.gemm_only) else []
     rpreds = run_all([roundtrip_scenario(p) for p in rt])
     for p, s in zip(rt, rpreds):
         bound = "issue-bound, not held out" if p["issue_bound"] else "trip-bound"
@@ -476,7 +480,7 @@ def main():
     # Descriptor cache: serial loads over K maps in global memory (param: the model has no K > 1 there).
     ds = [r for r in rows(os.path.join(data, "descriptor_space.csv"))
           if r["mode"] == "serial" and r["location"] == "global" and r["prefetch"] in ("none", "all")
-          and not a.groups]
+          and not (a.groups or a.gemm_only)]
     dpreds = run_all([descriptor_scenario(r) for r in ds])
     one = {}
     for r, s in zip(ds, dpreds):
@@ -522,15 +526,16 @@ def main():
         lines.append("Not replayed: %d points whose grid of more than 132 CTAs does not fill the SMs' CTA slots "
                      "(groups %s)." % (len(partial), ", ".join(sorted({r["group"] for r in partial}))))
         lines.append("")
-    lines.append("L2 promotion effects above 3%% on silicon (streaming points, each promotion against none): %d; "
-                 "sign reproduced %d (%.0f%%), within half their size %d (%.0f%%)."
-                 % (len(effects), sign, 100.0 * sign / max(1, len(effects)), half, 100.0 * half / max(1, len(effects))))
-    lines.append("")
-    lines.append("| point | promotion | silicon | model |")
-    lines.append("| --- | --- | ---: | ---: |")
-    for k, p, sil, mod in sorted(effects, key=lambda e: -abs(e[2])):
-        lines.append("| %s %sMB %sB x %s %s S%s x%s %s | %s | %+.1f%% | %+.1f%% |" % (
-            k[0], k[1], k[3], k[4], k[5], k[6], k[7], k[8], p, 100 * sil, 100 * mod))
+    if stream:
+        lines.append("L2 promotion effects above 3%% on silicon (streaming points, each promotion against none): %d; "
+                     "sign reproduced %d (%.0f%%), within half their size %d (%.0f%%)."
+                     % (len(effects), sign, 100.0 * sign / max(1, len(effects)), half, 100.0 * half / max(1, len(effects))))
+        lines.append("")
+        lines.append("| point | promotion | silicon | model |")
+        lines.append("| --- | --- | ---: | ---: |")
+        for k, p, sil, mod in sorted(effects, key=lambda e: -abs(e[2])):
+            lines.append("| %s %sMB %sB x %s %s S%s x%s %s | %s | %+.1f%% | %+.1f%% |" % (
+                k[0], k[1], k[3], k[4], k[5], k[6], k[7], k[8], p, 100 * sil, 100 * mod))
     text = "\n".join(lines)
     print(text)
     print("\n%d model runs, %.0f s" % (len(stream) + len(state64) + len(tr) + len(ds) + len(gm), time.time() - t0))
@@ -545,9 +550,12 @@ def main():
         with open(a.report, "w") as f:
             f.write("# Held-out families: the measurement space (%s)\n\n" % a.gpu)
             f.write("Written by `scripts/heldout_space.py%s --report %s` from tests/calibration/%s/ "
-                    "(space*.csv, space*_traffic.csv, descriptor_space.csv, gemm.csv) and configs/arch/%s.yaml. "
-                    "Streaming points: %s.\n\n"
-                    % (" --gemm-whole" if a.gemm_whole else "", a.report, a.gpu, a.gpu, runs_note(a)))
+                    "(%s) and configs/arch/%s.yaml. Streaming points: %s.\n\n"
+                    % ((" --gemm-whole" if a.gemm_whole else "") + (" --gemm-only" if a.gemm_only else ""),
+                       a.report, a.gpu,
+                       "gemm.csv, gemm_traffic.csv" if a.gemm_only
+                       else "space*.csv, space*_traffic.csv, descriptor_space.csv, gemm.csv",
+                       a.gpu, runs_note(a)))
             f.write(text + "\n")
 
 
