@@ -340,32 +340,42 @@ Result measure(size_t idx, int reps) {
   return res;
 }
 
-// --skew OUT.csv: point, cta, smid, step, t_ns (from the first CTA's start) of every kSkewEvery-th
-// step; the points' parameters are gemm.csv's of the same number.
-int skew_mode(const char* path, const char* only) {
-  const std::vector<size_t> pts = only ? index_list(only) : std::vector<size_t>{0, 1, 2, 3, 9, 18};
+// One launch of a point with a log in the kernel (--skew, --stamps): what each CTA logged
+// (per_cta words a CTA), each CTA's SM, the span and the timeouts.
+struct LoggedLaunch {
+  size_t point;
+  const GemmPoint& p;
+  unsigned grid;
+  Span span;
+  std::vector<unsigned long long> log;
+  std::vector<unsigned> sm;
+  unsigned err;
+};
+
+// The points `pts`, each launched once after a clean L2 with a log of `per_cta` words a CTA
+// (args.stamps when `stamps`, else args.skew), written by `write` into `path` after `header`.
+int logged_mode(const char* name, const char* path, const std::vector<size_t>& pts, size_t per_cta, bool stamps,
+                const char* header, const std::function<void(FILE*, const LoggedLaunch&)>& write) {
   FILE* f = fopen(path, "w");
   if (!f) {
-    fprintf(stderr, "skew: cannot write %s\n", path);
+    fprintf(stderr, "%s: cannot write %s\n", name, path);
     return 2;
   }
   try {
     CK(cudaSetDevice(0));
     S.dev = dev_info();
     alloc();
-    const size_t per_cta = kSkewMaxSteps / kSkewEvery;
     unsigned long long* log = nullptr;
     unsigned* sm = nullptr;
     CK(cudaMalloc(&log, (size_t)S.dev.sms * per_cta * sizeof(unsigned long long)));
     CK(cudaMalloc(&sm, (size_t)S.dev.sms * sizeof(unsigned)));
     warmup_kernel<<<S.dev.sms, 128>>>(50000000ull, S.sink);
     CK(cudaDeviceSynchronize());
-    fprintf(f, "point,cta,smid,step,t_ns\n");
+    fprintf(f, "%s\n", header);
     for (size_t i : pts) {
       if (i >= S.pts.size()) continue;
-      const GemmPoint& p = S.pts[i];
-      Prepared q = prepare(p);
-      q.args.skew = log;
+      Prepared q = prepare(S.pts[i]);
+      (stamps ? q.args.stamps : q.args.skew) = log;
       q.args.skew_sm = sm;
       CK(cudaMemset(log, 0, (size_t)S.dev.sms * per_cta * sizeof(unsigned long long)));
       CK(cudaMemset(S.err, 0, sizeof(unsigned)));
@@ -373,29 +383,39 @@ int skew_mode(const char* path, const char* only) {
       gm_mainloop<<<q.grid, 64, q.smem>>>(q.ma, q.mb, q.args);
       CK(cudaGetLastError());
       CK(cudaDeviceSynchronize());
-      Span sp;
-      CK(cudaMemcpy(&sp, S.span, sizeof(sp), cudaMemcpyDeviceToHost));
-      std::vector<unsigned long long> h((size_t)q.grid * per_cta);
-      std::vector<unsigned> hs(q.grid);
-      CK(cudaMemcpy(h.data(), log, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost));
-      CK(cudaMemcpy(hs.data(), sm, hs.size() * sizeof(hs[0]), cudaMemcpyDeviceToHost));
-      const double span_us = (double)(sp.end - sp.start) / 1000.0;
-      for (unsigned c = 0; c < q.grid; ++c)
-        for (size_t k = 0; k < per_cta; ++k) {
-          const unsigned long long t = h[(size_t)c * per_cta + k];
-          if (!t) break;
-          fprintf(f, "%zu,%u,%u,%zu,%llu\n", i, c, hs[c], k * kSkewEvery, t - sp.start);
-        }
-      printf("skew point %zu (%dx%dx%d %dx%d %s %s %d cycles): span %.1f us\n", i, p.M, p.N, p.K, p.BM, p.BN,
-             p.raster.c_str(), l2_name(p.l2).c_str(), p.compute, span_us);
+      LoggedLaunch run{i, S.pts[i], q.grid, {}, std::vector<unsigned long long>((size_t)q.grid * per_cta),
+                       std::vector<unsigned>(q.grid), 0};
+      CK(cudaMemcpy(&run.span, S.span, sizeof(run.span), cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(run.log.data(), log, run.log.size() * sizeof(run.log[0]), cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(run.sm.data(), sm, run.sm.size() * sizeof(run.sm[0]), cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(&run.err, S.err, sizeof(run.err), cudaMemcpyDeviceToHost));
+      write(f, run);
     }
     fclose(f);
     return 0;
   } catch (const std::exception& e) {
-    fprintf(stderr, "skew: %s\n", e.what());
+    fprintf(stderr, "%s: %s\n", name, e.what());
     fclose(f);
     return 3;
   }
+}
+
+// --skew OUT.csv: point, cta, smid, step, t_ns (from the first CTA's start) of every kSkewEvery-th
+// step; the points' parameters are gemm.csv's of the same number.
+int skew_mode(const char* path, const char* only) {
+  const std::vector<size_t> pts = only ? index_list(only) : std::vector<size_t>{0, 1, 2, 3, 9, 18};
+  const size_t per_cta = kSkewMaxSteps / kSkewEvery;
+  return logged_mode("skew", path, pts, per_cta, false, "point,cta,smid,step,t_ns", [per_cta](FILE* f, const LoggedLaunch& r) {
+    for (unsigned c = 0; c < r.grid; ++c)
+      for (size_t k = 0; k < per_cta; ++k) {
+        const unsigned long long t = r.log[(size_t)c * per_cta + k];
+        if (!t) break;
+        fprintf(f, "%zu,%u,%u,%zu,%llu\n", r.point, c, r.sm[c], k * kSkewEvery, t - r.span.start);
+      }
+    const GemmPoint& p = r.p;
+    printf("skew point %zu (%dx%dx%d %dx%d %s %s %d cycles): span %.1f us\n", r.point, p.M, p.N, p.K, p.BM, p.BN,
+           p.raster.c_str(), l2_name(p.l2).c_str(), p.compute, (double)(r.span.end - r.span.start) / 1000.0);
+  });
 }
 
 // --stamps OUT.csv: point, cta, smid, step, then the six clock64 stamps less the CTA's first one
@@ -408,61 +428,21 @@ int stamps_mode(const char* path, const char* only) {
     for (size_t i = 0; i < S.pts.size(); ++i)
       if (S.pts[i].raster == "m" && S.pts[i].l2 == 0) pts.push_back(i);
   }
-  FILE* f = fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "stamps: cannot write %s\n", path);
-    return 2;
-  }
-  try {
-    CK(cudaSetDevice(0));
-    S.dev = dev_info();
-    alloc();
-    const size_t per_cta = (size_t)kStampSteps * kStampFields;
-    unsigned long long* log = nullptr;
-    unsigned* sm = nullptr;
-    CK(cudaMalloc(&log, (size_t)S.dev.sms * per_cta * sizeof(unsigned long long)));
-    CK(cudaMalloc(&sm, (size_t)S.dev.sms * sizeof(unsigned)));
-    warmup_kernel<<<S.dev.sms, 128>>>(50000000ull, S.sink);
-    CK(cudaDeviceSynchronize());
-    fprintf(f, "point,cta,smid,step,p_wait,p_free,p_issued,c_wait,c_data,c_released\n");
-    for (size_t i : pts) {
-      if (i >= S.pts.size()) continue;
-      const GemmPoint& p = S.pts[i];
-      Prepared q = prepare(p);
-      q.args.stamps = log;
-      q.args.skew_sm = sm;
-      CK(cudaMemset(log, 0, (size_t)S.dev.sms * per_cta * sizeof(unsigned long long)));
-      CK(cudaMemset(S.err, 0, sizeof(unsigned)));
-      make_clean();
-      gm_mainloop<<<q.grid, 64, q.smem>>>(q.ma, q.mb, q.args);
-      CK(cudaGetLastError());
-      CK(cudaDeviceSynchronize());
-      Span sp;
-      CK(cudaMemcpy(&sp, S.span, sizeof(sp), cudaMemcpyDeviceToHost));
-      std::vector<unsigned long long> h((size_t)q.grid * per_cta);
-      std::vector<unsigned> hs(q.grid);
-      CK(cudaMemcpy(h.data(), log, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost));
-      CK(cudaMemcpy(hs.data(), sm, hs.size() * sizeof(hs[0]), cudaMemcpyDeviceToHost));
-      for (unsigned c = 0; c < q.grid; ++c) {
-        const unsigned long long* r = &h[(size_t)c * per_cta];
-        for (int k = 0; k < kStampSteps && r[k * kStampFields]; ++k) {  // a CTA with fewer steps stops early
-          fprintf(f, "%zu,%u,%u,%d", i, c, hs[c], kStampFrom + k);
-          for (int x = 0; x < kStampFields; ++x) fprintf(f, ",%lld", (long long)(r[k * kStampFields + x] - r[0]));
-          fprintf(f, "\n");
-        }
+  const size_t per_cta = (size_t)kStampSteps * kStampFields;
+  return logged_mode("stamps", path, pts, per_cta, true, "point,cta,smid,step,p_wait,p_free,p_issued,c_wait,c_data,c_released",
+                     [per_cta](FILE* f, const LoggedLaunch& r) {
+    for (unsigned c = 0; c < r.grid; ++c) {
+      const unsigned long long* s = &r.log[(size_t)c * per_cta];
+      for (int k = 0; k < kStampSteps && s[k * kStampFields]; ++k) {  // a CTA with fewer steps stops early
+        fprintf(f, "%zu,%u,%u,%d", r.point, c, r.sm[c], kStampFrom + k);
+        for (int x = 0; x < kStampFields; ++x) fprintf(f, ",%lld", (long long)(s[k * kStampFields + x] - s[0]));
+        fprintf(f, "\n");
       }
-      unsigned err = 0;
-      CK(cudaMemcpy(&err, S.err, sizeof(err), cudaMemcpyDeviceToHost));
-      printf("stamps point %zu (%dx%dx%d %dx%d %s %s %d cycles): span %.1f us, err %u\n", i, p.M, p.N, p.K, p.BM,
-             p.BN, p.raster.c_str(), l2_name(p.l2).c_str(), p.compute, (double)(sp.end - sp.start) / 1000.0, err);
     }
-    fclose(f);
-    return 0;
-  } catch (const std::exception& e) {
-    fprintf(stderr, "stamps: %s\n", e.what());
-    fclose(f);
-    return 3;
-  }
+    const GemmPoint& p = r.p;
+    printf("stamps point %zu (%dx%dx%d %dx%d %s %s %d cycles): span %.1f us, err %u\n", r.point, p.M, p.N, p.K, p.BM,
+           p.BN, p.raster.c_str(), l2_name(p.l2).c_str(), p.compute, (double)(r.span.end - r.span.start) / 1000.0, r.err);
+  });
 }
 
 int traffic_mode(int argc, char** argv) {
