@@ -22,14 +22,9 @@ c7a88d9:h100/space_startup.csv+h200/space_startup.csv e60067a:h200/space.csv 9db
 if [ "${1:-}" = prepare ]; then
   [ $# -eq 2 ] || { echo "usage: run_builds.sh prepare SRCDIR" >&2; exit 2; }
   mkdir -p "$2" || exit 2
+  . "$here/run_lib.sh"
   for cf in $commits; do
-    c=${cf%%:*}
-    b=$(git -C "$here" rev-parse "$c:scripts/silicon/calib/space.cu" | cut -c1-8)
-    h=$(git -C "$here" rev-parse "$c:scripts/silicon/calib/calib_common.cuh" | cut -c1-8)
-    d="$2/$b-$h"
-    mkdir -p "$d"
-    git -C "$here" show "$c:scripts/silicon/calib/space.cu" >"$d/space.cu"
-    git -C "$here" show "$c:scripts/silicon/calib/calib_common.cuh" >"$d/calib_common.cuh"
+    d=$(source_at "$2" "${cf%%:*}" space "" .) || exit 1
     echo "${cf#*:}" | tr '+' '\n' >>"$d/files"
   done
   ls "$2"

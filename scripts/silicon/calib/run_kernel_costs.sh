@@ -24,17 +24,12 @@ if [ "${1:-}" = prepare ]; then
   [ $# -eq 2 ] || { echo "usage: run_kernel_costs.sh prepare SRCDIR" >&2; exit 2; }
   [ ! -e "$2" ] || [ -z "$(ls -A "$2")" ] || { echo "run_kernel_costs.sh prepare: $2 is not empty" >&2; exit 2; }
   mkdir -p "$2" || exit 2
+  . "$here/run_lib.sh"
   for pcf in $commits; do
     prog=${pcf%%:*}
     cf=${pcf#*:}
-    c=${cf%%:*}
-    b=$(git -C "$here" rev-parse "$c:scripts/silicon/calib/$prog.cu" | cut -c1-8)
-    h=$(git -C "$here" rev-parse "$c:scripts/silicon/calib/calib_common.cuh" | cut -c1-8)
-    d="$2/$prog-$b-$h"
-    mkdir -p "$d/orig"
-    git -C "$here" show "$c:scripts/silicon/calib/$prog.cu" >"$d/orig/$prog.cu"
-    git -C "$here" show "$c:scripts/silicon/calib/calib_common.cuh" >"$d/calib_common.cuh"
-    cp "$d/calib_common.cuh" "$d/orig/"
+    d=$(source_at "$2" "${cf%%:*}" "$prog" "$prog-" orig) || exit 1
+    cp "$d/orig/calib_common.cuh" "$d/"
     python3 "$here/kernel_costs_points.py" "$prog" "$d/orig/$prog.cu" "$d/$prog.cu" || exit 1
     echo "${cf#*:}" >>"$d/files"
     echo "$prog" >"$d/program"

@@ -1,7 +1,22 @@
-# Shared by run_space.sh, run_workloads.sh and run_mechanisms.sh: set up a run (OUTDIR, budget,
+# Shared by the run_*.sh scripts: set up a run (OUTDIR, budget,
 # scratch folder), build the programs, run a family's points (restarting after a fault), profile its
 # traffic points with ncu, write the conditions file. Sourced with the caller's "$@" handled by
 # start_run.
+
+# source_at SRCDIR COMMIT PROG PREFIX SUBDIR: PROG.cu and calib_common.cuh as COMMIT had them, copied
+# into SRCDIR/PREFIXBLOB-BLOB/SUBDIR (the folder named by the two files' blobs, so that the commits of
+# one build share it); prints the folder. run_builds.sh and run_kernel_costs.sh prepare their
+# builds so.
+source_at() {
+  local src=$1 c=$2 prog=$3 prefix=$4 sub=$5 b h d
+  b=$(git -C "$here" rev-parse "$c:scripts/silicon/calib/$prog.cu" | cut -c1-8)
+  h=$(git -C "$here" rev-parse "$c:scripts/silicon/calib/calib_common.cuh" | cut -c1-8)
+  d="$src/$prefix$b-$h"
+  mkdir -p "$d/$sub"
+  git -C "$here" show "$c:scripts/silicon/calib/$prog.cu" >"$d/$sub/$prog.cu"
+  git -C "$here" show "$c:scripts/silicon/calib/calib_common.cuh" >"$d/$sub/calib_common.cuh"
+  echo "$d"
+}
 
 # start_run NAME DEFAULT_BUDGET "$@": out (OUTDIR, made), budget (seconds), work (scratch: bin/,
 # ncu/, logs/), say (a log line), left (seconds of the budget left).
