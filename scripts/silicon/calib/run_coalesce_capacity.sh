@@ -22,6 +22,5 @@ else
   say "ncu not found"
 fi
 write_conditions "coalesce_capacity.csv (scripts/silicon/calib/run_coalesce_capacity.sh)" >"$out/coalesce_capacity_conditions.yaml"
-cp "$work/logs"/*.err "$work/ncu/" 2>/dev/null
-tar czf "$out/coalesce_capacity_ncu.tgz" -C "$work" ncu logs
+archive_ncu coalesce_capacity
 say "done"

@@ -113,6 +113,13 @@ record_smi() {
 # The conditions of a run as YAML on stdout: what it measured (`title`), the date, the tools'
 # versions, the device, nvidia-smi before (logs/smi_before.csv) and now, each extra
 # "name=FILE" as a literal block, and the run's log.
+# archive_ncu NAME: the raw ncu output and the logs (each program's stderr beside its ncu files)
+# into OUTDIR/NAME_ncu.tgz, for ncu_space.py.
+archive_ncu() {
+  cp "$work/logs"/*.err "$work/ncu/" 2>/dev/null
+  tar czf "$out/$1_ncu.tgz" -C "$work" ncu logs
+}
+
 write_conditions() {  # title [name=file]...
   local title=$1
   shift

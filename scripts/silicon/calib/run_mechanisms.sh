@@ -29,6 +29,5 @@ else
   say "ncu not found"
 fi
 write_conditions "coalesce_tpc.csv, space_fills.csv, gemm_skew.csv.gz (scripts/silicon/calib/run_mechanisms.sh)" "gemm_skew=$work/logs/gemm_skew.log" >"$out/mechanisms_conditions.yaml"
-cp "$work/logs"/*.err "$work/ncu/" 2>/dev/null
-tar czf "$out/mechanisms_ncu.tgz" -C "$work" ncu logs
+archive_ncu mechanisms
 say "done"

@@ -32,6 +32,5 @@ else
 fi
 write_conditions "space_onset.csv, space_onset_tile_times.csv.gz (scripts/silicon/calib/run_onset.sh)" \
   "tile_times=$work/logs/onset_tile_times.log" >"$out/onset_conditions.yaml"
-cp "$work/logs"/*.err "$work/ncu/" 2>/dev/null
-tar czf "$out/onset_ncu.tgz" -C "$work" ncu logs
+archive_ncu onset
 say "done"

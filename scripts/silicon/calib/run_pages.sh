@@ -25,6 +25,5 @@ else
   say "ncu not found"
 fi
 write_conditions "space_pages.csv (scripts/silicon/calib/run_pages.sh)" >"$out/pages_conditions.yaml"
-cp "$work/logs"/*.err "$work/ncu/" 2>/dev/null
-tar czf "$out/pages_ncu.tgz" -C "$work" ncu logs
+archive_ncu pages
 say "done"

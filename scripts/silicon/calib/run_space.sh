@@ -30,6 +30,5 @@ else
 fi
 
 write_conditions "space.csv, gemm.csv, descriptor_space.csv (scripts/silicon/calib/run_space.sh)" >"$out/space_conditions.yaml"
-cp "$work/logs"/*.err "$work/ncu/" 2>/dev/null
-tar czf "$out/space_ncu.tgz" -C "$work" ncu logs
+archive_ncu space
 say "done"

@@ -37,6 +37,5 @@ else
 fi
 write_conditions "space_startup.csv, space_startup_cta_times.csv, space_startup_tile_times.csv.gz (scripts/silicon/calib/run_startup.sh)" \
   "cta_times=$work/logs/startup_cta_times.log" "tile_times=$work/logs/startup_tile_times.log" >"$out/startup_conditions.yaml"
-cp "$work/logs"/*.err "$work/ncu/" 2>/dev/null
-tar czf "$out/startup_ncu.tgz" -C "$work" ncu logs
+archive_ncu startup
 say "done"

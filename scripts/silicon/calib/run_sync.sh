@@ -29,6 +29,5 @@ else
   say "ncu not found"
 fi
 write_conditions "space_sync.csv, space_sync_cta_times.csv (scripts/silicon/calib/run_sync.sh)" "cta_times=$work/logs/sync_cta_times.log" >"$out/sync_conditions.yaml"
-cp "$work/logs"/*.err "$work/ncu/" 2>/dev/null
-tar czf "$out/sync_ncu.tgz" -C "$work" ncu logs
+archive_ncu sync
 say "done"

@@ -35,6 +35,5 @@ else
 fi
 
 write_conditions "workloads.csv, coalesce.csv, space_inflight.csv (scripts/silicon/calib/run_workloads.sh)" >"$out/workloads_conditions.yaml"
-cp "$work/logs"/*.err "$work/ncu/" 2>/dev/null
-tar czf "$out/workloads_ncu.tgz" -C "$work" ncu logs
+archive_ncu workloads
 say "done"
