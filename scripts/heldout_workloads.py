@@ -103,13 +103,19 @@ def workload_label(r):
 
 
 # ---------------------------------------------------------------- coalesce pairs (traces)
+def coalesce_tiles(r):
+    """A coalesce point's tile rows (of 128 B) and stages: its columns, or the 64 and 4 of the
+    points measured before coalesce.cu had them."""
+    return int(r.get("tile_rows") or 64), int(r.get("stages") or 4)
+
+
 def coalesce_trace(r):
     """A trace: each pair's two CTAs load the same tiles (128 B x tile_rows, 64 rows before the
     capacity points) through `stages` stages (4 before them) in the same order, the second after a
     first step that only computes the delay (its loads wait for it)."""
     pairs, delay_ns, shared = int(r["pairs"]), int(r["delay_ns"]), int(r["shared"])
     tiles = int(r["tiles_per_cta"])
-    stages, tile_rows = int(r.get("stages") or 4), int(r.get("tile_rows") or 64)
+    tile_rows, stages = coalesce_tiles(r)
     tile_bytes = 128 * tile_rows
     region_tiles = 16 if r["source"] == "l2" else tiles
     cluster = r["placement"] == "cluster"
@@ -306,9 +312,9 @@ def main():
         sil = float(t["lts__t_sectors_srcunit_tex_op_read.sum"]) * 32 / req
         mod = (s["bytes_loaded"] - s["gpc_coalesced_bytes"]) / s["bytes_loaded"]
         errs.append(abs(mod - sil))
-        out.append("| %s | %s | %s | %s x %s | %s | %.3f | %.3f | %s | %.0f |" % (
-            r["placement"], r["source"], r["pairs"], r.get("tile_rows") or 64, r.get("stages") or 4,
-            r["delay_ns"] if r["shared"] == "1" else "(own tiles)", sil, mod, r["span_gbps"], s["load_bandwidth_gbs"]))
+        out.append("| %s | %s | %s | %d x %d | %s | %.3f | %.3f | %s | %.0f |" % (
+            (r["placement"], r["source"], r["pairs"]) + coalesce_tiles(r) + (
+            r["delay_ns"] if r["shared"] == "1" else "(own tiles)", sil, mod, r["span_gbps"], s["load_bandwidth_gbs"])))
     if errs:
         summaries.append("| coalesce pairs: share of bytes reaching the L2 | %d | %.3f (abs) | %.3f (abs) | - | - |"
                          % (len(errs), statistics.mean(errs), max(errs)))
