@@ -26,9 +26,10 @@ struct Result {
 };
 
 // Runs `s` in a child process and sends back what `pick` takes from its summary: `T` is plain data
-// with a `bool ok`, set once the run has finished (a run that throws comes back not ok).
+// with a `bool ok`, set once the run has finished (a run that throws comes back not ok). `launch`:
+// the CTAs to run instead of the scenario's workload's (as a replayed trace's).
 template <typename T, typename Pick>
-T run_in_child_as(const Scenario& s, const ArchConfig& arch, Pick pick) {
+T run_in_child_as(const Scenario& s, const ArchConfig& arch, Pick pick, const Launch* launch = nullptr) {
   int fd[2];
   BOOST_REQUIRE(pipe(fd) == 0);
   const pid_t pid = fork();
@@ -39,7 +40,7 @@ T run_in_child_as(const Scenario& s, const ArchConfig& arch, Pick pick) {
     try {
       RunOptions opt;
       opt.progress = false;
-      r = pick(run_scenario(s, arch, opt));
+      r = pick(run_scenario(s, arch, opt, launch));
       r.ok = true;
     } catch (...) {
       r.ok = false;

@@ -68,7 +68,7 @@ struct Run {
   uint64_t consumer_cycles = 0;  // the CTAs' time, each until it ended
 };
 
-Run run(const Scenario& s, const ArchConfig& arch) {
+Run run(const Scenario& s, const ArchConfig& arch, const Launch* launch = nullptr) {
   return test::run_in_child_as<Run>(s, arch, [](const RunSummary& sum) {
     Run r;
     r.cycles = sum.cycles;
@@ -87,7 +87,7 @@ Run run(const Scenario& s, const ArchConfig& arch) {
     r.sm0_max_concurrent = static_cast<uint64_t>(sum_stat(sum.stats, "cta0", "max_concurrent_ctas"));
     r.consumer_cycles = sum.consumer_cycles;
     return r;
-  });
+  }, launch);
 }
 
 void check_clean(const Run& r) {
@@ -294,6 +294,38 @@ BOOST_AUTO_TEST_CASE(each_step_issues_after_the_producers_own_cycles) {
   // Unbound by its issue, the stream takes far less than the 15 gaps.
   BOOST_TEST(free_running.cycles < 15 * 10000u);
   BOOST_TEST(ten.cycles > 15 * 10000u);
+}
+
+BOOST_AUTO_TEST_CASE(the_issue_time_counts_from_a_load_that_waited_for_its_release) {
+  // One SM streaming 8 tiles from a warm L2 after a first step that only computes 20,000 cycles
+  // (a trailing CTA's delay: heldout_workloads.py's coalesce pairs), its first load waiting for that
+  // step's release. The producer's own cycles for the next load count from when that load issues,
+  // not from before its wait: the 8 loads go 20,000, 20,000 + issue_cycles, ... (and not two at
+  // once), so 2,000 cycles a step take exactly 7 x 1,000 more than 1,000.
+  ArchConfig arch = h100();
+  arch.l2.in_order_slices = 0;
+  const auto after_wait = [&](uint32_t issue) {
+    const Scenario s = scenario("stream_tiles", {"sms=1", "l2_warm=true", "workload.max_tiles_per_sm=8",
+                                                 "workload.compute_cycles=0", "workload.stages=4",
+                                                 "workload.issue_cycles=" + std::to_string(issue)});
+    Launch l = build_launch(s, arch);
+    std::vector<Step>& steps = l.ctas.at(0).steps;
+    BOOST_REQUIRE(steps.size() == 8u);
+    Step wait;
+    wait.compute_cycles = 20000;
+    steps.insert(steps.begin(), wait);
+    steps[1].release_wait_from = 0;
+    // Each load into its step's stage (one later than the workload put it).
+    for (size_t i = 1; i < steps.size(); ++i)
+      for (IssueOp& op : steps[i].loads) op.cmd.op.smem_addr = static_cast<uint32_t>(i % 4) * 8192;
+    return run(s, arch, &l);
+  };
+  const Run ten = after_wait(1000), twenty = after_wait(2000);
+  check_clean(ten);
+  check_clean(twenty);
+  BOOST_TEST(ten.loads == 8u);
+  BOOST_TEST(ten.cycles > 20000u + 7 * 1000);
+  BOOST_TEST(twenty.cycles == ten.cycles + 7 * 1000, "2,000 a step " << twenty.cycles << ", 1,000 " << ten.cycles);
 }
 
 BOOST_AUTO_TEST_CASE(a_waiting_thread_goes_on_a_handoff_after_the_signal) {

@@ -245,6 +245,9 @@ void CtaIssuer::produce(Slot& s) {
           const uint64_t w0 = clock_.now_cycles();
           while (s.released_steps < i) sc_core::wait(s.cluster->changed);
           producer_stall_cycles_ += clock_.now_cycles() - w0;
+          // A step that waits before its first load issues when the wait ends: the producer's
+          // own cycles for the next step count from then.
+          if (j == 0) last_step_issue = clock_.now_cycles();
         }
         issue(s, st.loads[j], static_cast<uint32_t>(i));
       }
