@@ -20,6 +20,13 @@
 // (about 2,000 to 12,000 a GPC of 8 pairs); a coalescer that keeps fewer reads than that loses
 // merges as the stages grow, one that keeps them all merges alike at every depth.
 //
+// Appended again (points 116 on, run_coalesce_background.sh): does a trailing CTA catch up only while
+// DRAM is not saturated? 33 pairs (2-CTA clusters) stream the same 32 KB tiles from DRAM through one
+// stage, 0-2 us apart, beside 33 more clusters whose CTAs stream their own tiles through 1-6 stages
+// (the background: nothing of theirs to merge) or none; `fg_span_us` is the pairs' own span. A
+// follower whose hits pass the misses ahead of them in the L2 catches up; one whose hits wait
+// behind misses that cannot get a DRAM slot does not.
+//
 // Build: nvcc -O2 -std=c++17 -arch=sm_90a coalesce.cu -o coalesce -lcuda
 #include "calib_common.cuh"
 
@@ -40,6 +47,8 @@ struct CoPoint {
   int tiles = 512;  // per CTA
   int stages = 4;
   int tile_rows = 64;  // 128 B rows: 8 KB tiles
+  int bg_pairs = 0;    // background clusters (2 CTAs each on their own tiles), after the pairs'
+  int bg_stages = 0;   // their stages
 };
 
 std::vector<CoPoint> make_points() {
@@ -99,6 +108,26 @@ std::vector<CoPoint> make_points() {
       v.push_back(p);
     }
   }
+  // Appended: the follower beside a background load (above). 128 tiles of 32 KB a CTA.
+  for (int shared : {1, 0})
+    for (int d : {0, 1000, 2000}) {
+      if (!shared && d) continue;
+      for (int bg : {0, 1, 2, 4, 6}) {
+        if (!shared && bg != 0 && bg != 6) continue;
+        CoPoint p;
+        p.placement = "cluster";
+        p.source = "dram";
+        p.pairs = 33;
+        p.tiles = 128;
+        p.stages = 1;
+        p.tile_rows = 256;
+        p.shared = shared;
+        p.delay_ns = d;
+        p.bg_pairs = bg ? 33 : 0;
+        p.bg_stages = bg;
+        v.push_back(p);
+      }
+    }
   return v;
 }
 
@@ -106,13 +135,70 @@ struct Span {
   unsigned long long start, end;
 };
 struct CoArgs {
-  int pairs, cluster, delay_ns, shared, tiles, region_tiles, stages, tile_rows;  // cluster: 0 none, 2, 4 (gpc), 5 (tpc4)  // region_tiles: a pair's tiles before wrapping
+  int pairs, cluster, delay_ns, shared, tiles, region_tiles, stages, tile_rows, bg_stages;  // cluster: 0 none, 2, 4 (gpc), 5 (tpc4)  // region_tiles: a pair's tiles before wrapping
   int rows_total;
   unsigned long long timeout_cycles;
   unsigned* sink;
   unsigned* err;
   Span* span;
+  Span* fg_span;  // the pairs' CTAs alone (not the background's)
 };
+
+// One CTA's stream of `a.tiles` tiles of its own region through `stages` stages: the producer (thread
+// 0) issues into a free stage, the consumer (thread 32) only releases it.
+__device__ __forceinline__ bool stream(const CUtensorMap* map, const CoArgs& a, int region, int stages, unsigned base,
+                                       unsigned long long* full, unsigned long long* empty) {
+  const unsigned tile_bytes = 128u * (unsigned)a.tile_rows;
+  if (threadIdx.x == 0) {
+    int s = 0;
+    unsigned k = 0;
+    for (int t = 0; t < a.tiles; ++t) {
+      if (t >= stages && !mbar_wait(smem_u32(&empty[s]), (k - 1) & 1, a.timeout_cycles)) {
+        atomicAdd(a.err, 1u);
+        return false;
+      }
+      const int row = (region * a.region_tiles + t % a.region_tiles) * a.tile_rows;
+      mbar_arrive_expect(smem_u32(&full[s]), tile_bytes);
+      tma_load_2d(base + s * tile_bytes, map, 0, row, smem_u32(&full[s]));
+      if (++s == stages) {
+        s = 0;
+        ++k;
+      }
+    }
+  } else if (threadIdx.x == 32) {
+    int s = 0;
+    unsigned k = 0;
+    for (int t = 0; t < a.tiles; ++t) {
+      if (!mbar_wait(smem_u32(&full[s]), k & 1, a.timeout_cycles)) {
+        atomicAdd(a.err, 1u);
+        return false;
+      }
+      mbar_arrive(smem_u32(&empty[s]));
+      if (++s == stages) {
+        s = 0;
+        ++k;
+      }
+    }
+  }
+  return true;
+}
+
+__device__ __forceinline__ void background_body(const CUtensorMap* map, const CoArgs& a, int region) {
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ __align__(8) unsigned long long full[kMaxStages], empty[kMaxStages];
+  const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  if (threadIdx.x == 0) {
+    atomicMin(&a.span->start, globaltimer());
+    for (int s = 0; s < a.bg_stages; ++s) {
+      mbar_init(smem_u32(&full[s]), 1);
+      mbar_init(smem_u32(&empty[s]), 1);
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+  if (stream(map, a, region, a.bg_stages, base, full, empty) && threadIdx.x == 32)
+    atomicMax(&a.span->end, globaltimer());
+}
 
 __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
   extern __shared__ unsigned char smem_raw[];
@@ -124,6 +210,11 @@ __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
   if (a.cluster == 2) {
     pair = (int)cluster_id_x();
     rank = (int)cluster_ctarank();
+    if (pair >= a.pairs) {  // a background cluster: its CTAs on their own tiles (regions past the pairs')
+      background_body(map, a, pair * 2 + rank);
+      cluster_sync();
+      return;
+    }
   } else if (a.cluster == 4) {  // ranks 0+2 and 1+3: two TPCs of one GPC
     pair = (int)cluster_id_x() * 2 + (int)(cluster_ctarank() & 1);
     rank = (int)(cluster_ctarank() >> 1);
@@ -139,6 +230,7 @@ __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
   const unsigned long long t_start = globaltimer();
   if (threadIdx.x == 0) {
     atomicMin(&a.span->start, t_start);
+    atomicMin(&a.fg_span->start, t_start);
     for (int s = 0; s < stages; ++s) {
       mbar_init(smem_u32(&full[s]), 1);
       mbar_init(smem_u32(&empty[s]), 1);
@@ -177,7 +269,9 @@ __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
         ++k;
       }
     }
-    atomicMax(&a.span->end, globaltimer());
+    const unsigned long long t_end = globaltimer();
+    atomicMax(&a.span->end, t_end);
+    atomicMax(&a.fg_span->end, t_end);
   }
   if (a.cluster) cluster_sync();  // a cluster's CTAs leave together (its smem stays valid)
 }
@@ -194,14 +288,16 @@ struct State {
   unsigned* sink = nullptr;
   unsigned* err = nullptr;
   Span* span = nullptr;
+  Span* fg_span = nullptr;
 };
 State S;
 
 std::vector<std::string> params_of(const CoPoint& p) {
-  return {p.placement, p.source, I(p.pairs), I(p.delay_ns), I(p.shared), I(p.tiles), I(p.stages), I(p.tile_rows)};
+  return {p.placement, p.source,     I(p.pairs),    I(p.delay_ns),  I(p.shared),
+          I(p.tiles),  I(p.stages), I(p.tile_rows), I(p.bg_pairs), I(p.bg_stages)};
 }
-const std::vector<std::string> kParamCols = {"placement", "source",        "pairs",  "delay_ns",
-                                             "shared",    "tiles_per_cta", "stages", "tile_rows"};
+const std::vector<std::string> kParamCols = {"placement", "source", "pairs",     "delay_ns", "shared",
+                                             "tiles_per_cta", "stages", "tile_rows", "bg_pairs", "bg_stages"};
 
 void alloc() {
   CK(cudaMalloc(&S.data, kRegionMax));
@@ -211,13 +307,16 @@ void alloc() {
   CK(cudaMalloc(&S.sink, 4096 * sizeof(unsigned)));
   CK(cudaMalloc(&S.err, sizeof(unsigned)));
   CK(cudaMalloc(&S.span, sizeof(Span)));
+  CK(cudaMalloc(&S.fg_span, sizeof(Span)));
   set_max_dyn_smem(co_cluster, S.dev);
   set_max_dyn_smem(co_cluster4, S.dev);
   set_max_dyn_smem(co_apart, S.dev);
 }
 
 // One CTA per SM: more than half the SM's shared memory (two CTAs of a pair never share an SM).
-size_t smem_bytes(const CoPoint& p) { return smem_for_occupancy((size_t)p.stages * 128 * p.tile_rows + 1024, 1, S.dev); }
+size_t smem_bytes(const CoPoint& p) {
+  return smem_for_occupancy((size_t)std::max(p.stages, p.bg_stages) * 128 * p.tile_rows + 1024, 1, S.dev);
+}
 
 struct Prepared {
   CUtensorMap map;
@@ -240,6 +339,9 @@ Prepared prepare(const CoPoint& p) {
   a.stages = p.stages;
   a.tile_rows = p.tile_rows;
   if (p.stages < 1 || p.stages > kMaxStages) throw PointSkip("stages out of range");
+  a.bg_stages = p.bg_stages;
+  if (p.bg_pairs && (p.placement != "cluster" || p.source != "dram" || p.bg_stages < 1 || p.bg_stages > kMaxStages))
+    throw PointSkip("a background runs beside 2-CTA clusters streaming from DRAM, 1-8 stages");
   const size_t tile_bytes = (size_t)128 * p.tile_rows;
   // l2: 16 tiles (128 KB) a region, looped; dram: every tile once (4 MB a region)
   a.region_tiles = p.source == "l2" ? 16 : p.tiles;
@@ -247,8 +349,9 @@ Prepared prepare(const CoPoint& p) {
   a.sink = S.sink;
   a.err = S.err;
   a.span = S.span;
-  if ((size_t)2 * p.pairs * a.region_tiles * tile_bytes > kRegionMax) throw PointSkip("region too large");
-  q.bytes = 2.0 * p.pairs * p.tiles * tile_bytes;
+  a.fg_span = S.fg_span;
+  if ((size_t)2 * (p.pairs + p.bg_pairs) * a.region_tiles * tile_bytes > kRegionMax) throw PointSkip("region too large");
+  q.bytes = 2.0 * (p.pairs + p.bg_pairs) * p.tiles * tile_bytes;
   return q;
 }
 
@@ -256,8 +359,9 @@ void launch(const CoPoint& p, const Prepared& q) {
   const size_t smem = smem_bytes(p);
   const Span init = {~0ull, 0ull};
   CK(cudaMemcpy(S.span, &init, sizeof(init), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(S.fg_span, &init, sizeof(init), cudaMemcpyHostToDevice));
   if (p.placement == "cluster")
-    launch_cluster(co_cluster, 2 * p.pairs, 64, smem, 2, 0, q.map, q.args);
+    launch_cluster(co_cluster, 2 * (p.pairs + p.bg_pairs), 64, smem, 2, 0, q.map, q.args);
   else if (p.placement == "gpc" || p.placement == "tpc4")
     launch_cluster(co_cluster4, 2 * p.pairs, 64, smem, 4, 0, q.map, q.args);
   else
@@ -280,19 +384,22 @@ Result measure(size_t idx, int reps) {
   const CoPoint& p = S.pts[idx];
   Prepared q = prepare(p);
   CK(cudaMemset(S.err, 0, sizeof(unsigned)));
-  std::vector<double> span_us;
+  std::vector<double> span_us, fg_span_us;
   for (int r = 0; r < reps; ++r) {
     prepare_l2(p, q);
     launch(p, q);
     CK(cudaDeviceSynchronize());
-    Span sp;
+    Span sp, fg;
     CK(cudaMemcpy(&sp, S.span, sizeof(sp), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&fg, S.fg_span, sizeof(fg), cudaMemcpyDeviceToHost));
     span_us.push_back((double)(sp.end - sp.start) / 1000.0);
+    fg_span_us.push_back((double)(fg.end - fg.start) / 1000.0);
   }
   unsigned err = 0;
   CK(cudaMemcpy(&err, S.err, sizeof(err), cudaMemcpyDeviceToHost));
   Result res;
-  res.values = {F(q.bytes, 0), F(median(span_us), 2), F(vmin(span_us), 2), F(q.bytes / median(span_us) / 1e3, 1), I(reps)};
+  res.values = {F(q.bytes, 0), F(median(span_us), 2), F(vmin(span_us), 2), F(q.bytes / median(span_us) / 1e3, 1), I(reps),
+                F(median(fg_span_us), 2)};
   if (err) res.status = "timeout(" + I(err) + ")";
   return res;
 }
@@ -342,7 +449,7 @@ int main(int argc, char** argv) {
   Family fam;
   fam.name = "coalesce";
   fam.param_cols = kParamCols;
-  fam.result_cols = {"bytes", "span_us", "span_us_min", "span_gbps", "reps"};
+  fam.result_cols = {"bytes", "span_us", "span_us_min", "span_gbps", "reps", "fg_span_us"};
   for (auto& p : S.pts) fam.points.push_back(params_of(p));
   fam.default_reps = 5;
   fam.extra = traffic_mode;

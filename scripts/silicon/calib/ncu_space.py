@@ -112,7 +112,9 @@ def workload_bytes(r):
 
 
 def coalesce_bytes(r):
-    return 2 * int(r["pairs"]) * int(r["tiles_per_cta"]) * 128 * int(r.get("tile_rows") or 64)
+    """Every CTA's loads: the pairs' and the background's (bg_pairs, points 116 on)."""
+    ctas = 2 * (int(r["pairs"]) + int(r.get("bg_pairs") or 0))
+    return ctas * int(r["tiles_per_cta"]) * 128 * int(r.get("tile_rows") or 64)
 
 
 def main():
