@@ -14,7 +14,10 @@ gemm_bandwidth). The measurement kernels' consumer (wait, read a word, spin, rel
 what its build was measured to cost beside the spin (run_kernel_costs.sh: GEMM by
 heldout_space.gemm_step_cost, attention by attention_step_cost below), and without a spin, or at a
 spin no cost point measured (decode's 1,024), what the bandwidth kernel's does per stage
-(CONSUMER_CYCLES, calibrate.py's fit on other kernels); nothing else is set from these data.
+(CONSUMER_CYCLES, calibrate.py's fit on other kernels). The coalesce pairs' producer loop issues a
+load at most every so many cycles, taken from their own streams warm in the L2 with nothing to
+merge (coalesce_issue_cycles: one tile a loop there), and their consumer costs space.cu's measured
+95 cycles; nothing else is set from these data.
 Standard library only.
 """
 import argparse
@@ -109,19 +112,59 @@ def coalesce_tiles(r):
     return int(r.get("tile_rows") or 64), int(r.get("stages") or 4)
 
 
-def coalesce_trace(r):
+def coalesce_background(r):
+    """A coalesce point's background: clusters streaming their own tiles, and their stages (none
+    before point 116)."""
+    return int(r.get("bg_pairs") or 0), int(r.get("bg_stages") or 0)
+
+
+def coalesce_launch(r):
+    """How coalesce.cu launches a point's kernel: as clusters (cluster, gpc, tpc4) or plain (apart)."""
+    return "plain" if r["placement"] == "apart" else "cluster"
+
+
+def coalesce_issue_cycles(points):
+    """{launch: cycles a load} of coalesce.cu's producer loop, per kernel it launches: a stream of its
+    8 KB tiles warm in the L2 with nothing to merge (`source` l2, `shared` 0) runs at one tile per
+    loop of its producer at any number of pairs (H100 and H200: 469-475 cycles a tile as clusters,
+    418-422 plain, at 8 and at 60-66 pairs alike), so the point with the fewest pairs gives it. The
+    capacity points (96 on, another build of the same loop, 32 KB tiles that the loop does not
+    bind) take the cluster kernel's."""
+    out = {}
+    for r in sorted(points, key=lambda r: int(r["pairs"])):
+        if r["source"] == "l2" and r["shared"] == "0" and coalesce_launch(r) not in out:
+            tile_rows, _ = coalesce_tiles(r)
+            ctas = 2 * int(r["pairs"])
+            out[coalesce_launch(r)] = round(128 * tile_rows * ctas / (float(r["span_gbps"]) * 1e3) * SM_MHZ)
+    return out
+
+
+def coalesce_trace(r, issue_cycles, consumer_cycles):
     """A trace: each pair's two CTAs load the same tiles (128 B x tile_rows, 64 rows before the
     capacity points) through `stages` stages (4 before them) in the same order, the second after a
-    first step that only computes the delay (its loads wait for it)."""
+    first step that only computes the delay (its loads wait for it); the producer issues a load at
+    most every `issue_cycles` (coalesce_issue_cycles) and the consumer spends `consumer_cycles` on
+    each (space.cu's measured consumer: wait, release). Beside them (points 116 on) `bg_pairs`
+    clusters whose CTAs stream their own tiles through `bg_stages` stages; the trace's ring is the
+    deeper of the two, and one-stage pairs in a deeper ring wait for their last tile's release."""
     pairs, delay_ns, shared = int(r["pairs"]), int(r["delay_ns"]), int(r["shared"])
     tiles = int(r["tiles_per_cta"])
     tile_rows, stages = coalesce_tiles(r)
+    bg_pairs, bg_stages = coalesce_background(r)
+    ring = max(stages, bg_stages)
+    if stages not in (1, ring):
+        raise ValueError("point %s: pairs of %d stages beside a background of %d" % (r["point"], stages, bg_stages))
     tile_bytes = 128 * tile_rows
     region_tiles = 16 if r["source"] == "l2" else tiles
-    cluster = r["placement"] == "cluster"
-    # model SMs: a cluster's two CTAs on neighbouring SMs (one GPC of 16); `apart` on SMs p and
-    # p + max(pairs, 64): other GPCs, every CTA its own SM
-    sms = [(2 * p, 2 * p + 1) if cluster else (p, max(pairs, 64) + p) for p in range(pairs)]
+    # model SMs: a 2-CTA cluster's two CTAs on neighbouring SMs (one TPC; the background's clusters
+    # after the pairs'); a 4-CTA cluster's four on SMs 4c to 4c + 3 (one GPC of 16), its pairs on
+    # one TPC each (`tpc4`) or across its two TPCs (`gpc`); `apart` on SMs p and p + max(pairs, 64):
+    # other GPCs, every CTA its own SM
+    def pair_sms(p):
+        c, k = divmod(p, 2)
+        return {"cluster": (2 * p, 2 * p + 1), "tpc4": (4 * c + 2 * k, 4 * c + 2 * k + 1),
+                "gpc": (4 * c + k, 4 * c + k + 2)}.get(r["placement"], (p, max(pairs, 64) + p))
+    sms = [pair_sms(p) for p in range(pairs + bg_pairs)]
     rows_total = (1 << 30) // 128
     scen = {"name": "heldout_coalesce", "sms": 132, "cluster_size": 1, "gpu": "sm_90", "memory_fill": "word_hash",
             "arch": "configs/arch/h100.yaml", "l2_state": "warm" if r["source"] == "l2" else "clean",
@@ -129,25 +172,32 @@ def coalesce_trace(r):
             "descriptors": {"D_tile": {"tensor": "D", "mode": "tiled", "box": [128, tile_rows], "swizzle": "none",
                                        "l2_promotion": "none", "location": "param"}}}
     grid, ctas = [], []
-    for p in range(pairs):
+    for p in range(pairs + bg_pairs):
         for rank in (0, 1):
             grid.append(sms[p][rank])
             ctas.append((p, rank))
-    lines = [json.dumps({"format": "tma-trace", "version": 1, "scenario": scen, "stages": stages, "grid": grid})]
-    delay = round(delay_ns * SM_MHZ / 1000)
+    lines = [json.dumps({"format": "tma-trace", "version": 1, "scenario": scen, "stages": ring, "grid": grid,
+                         "issue_cycles": issue_cycles})]
+    # The producer's loop counts the first step (which issues nothing) as a step, so every CTA's
+    # first load goes issue_cycles after it starts; the follower's first step lasts that much longer.
+    delay = round(delay_ns * SM_MHZ / 1000) + issue_cycles if delay_ns else 0
     for c, (p, rank) in enumerate(ctas):
         sm = grid[c]
-        region = p if shared else 2 * p + rank
+        background = p >= pairs
+        region = p if shared and not background else 2 * p + rank
+        own_stages = bg_stages if background else stages
         lines.append(json.dumps({"cta": c, "sm": sm, "step": 0, "issue": "consumer", "op": "none", "stage": 0,
-                                 "phase": 0, "expects": 0, "compute_cycles": delay if rank == 1 else 0}))
+                                 "phase": 0, "expects": 0,
+                                 "compute_cycles": delay if rank == 1 and not background else 0}))
         for t in range(tiles):
             step = t + 1
             row = (region * region_tiles + t % region_tiles) * tile_rows
             lines.append(json.dumps({"cta": c, "sm": sm, "step": step, "issue": "producer", "op": "load",
                                      "descriptor": "D_tile", "coords": [0, row],
-                                     "smem_addr": (step % stages) * tile_bytes,
-                                     "wait": "released" if step == 1 else "stage", "stage": step % stages,
-                                     "phase": step // stages, "expects": 1, "compute_cycles": CONSUMER_CYCLES}))
+                                     "smem_addr": (step % ring) * tile_bytes,
+                                     "wait": "released" if step == 1 or own_stages < ring else "stage",
+                                     "stage": step % ring, "phase": step // ring, "expects": 1,
+                                     "compute_cycles": consumer_cycles}))
     return "\n".join(lines) + "\n"
 
 
@@ -217,7 +267,12 @@ def main():
     ap.add_argument("--report", default=None)
     ap.add_argument("--skip-gemm", action="store_true")
     ap.add_argument("--skip-long", action="store_true", help="leave out the 8192-token attention (8.7 GB a point)")
+    ap.add_argument("--only", default="attention,gemm,coalesce",
+                    help="comma-separated workloads to replay: attention (with decode), gemm, coalesce (default all)")
     a = ap.parse_args()
+    only = set(a.only.split(","))
+    if only - {"attention", "gemm", "coalesce"}:
+        ap.error("--only: unknown workload(s) %s (attention, gemm, coalesce)" % ", ".join(sorted(only - {"attention", "gemm", "coalesce"})))
     data = os.path.join(cal.ROOT, "tests/calibration", a.gpu)
     arch = a.arch or os.path.join(cal.ROOT, "configs/arch/%s.yaml" % a.gpu)
     runner = cal.Runner(a.sim, arch, a.jobs, a.cache)
@@ -238,7 +293,7 @@ def main():
     n_runs = 0
 
     # attention and decode
-    wl = rows(os.path.join(data, "workloads.csv"))
+    wl = rows(os.path.join(data, "workloads.csv")) if "attention" in only else []
     if a.skip_long:
         wl = [r for r in wl if not (r["kind"] == "attention" and r["seq_q"] == "8192")]
     wtr = traffic(os.path.join(data, "workloads_traffic.csv"))
@@ -267,7 +322,7 @@ def main():
         out += ["- " + d for d in detail] + [""]
 
     # GEMM main loops (the whole kernel from one and two output tiles per CTA)
-    if not a.skip_gemm:
+    if not a.skip_gemm and "gemm" in only:
         gm = [r for r in rows(os.path.join(data, "gemm.csv")) if r["M"] == "8192"]
         gtr = traffic(os.path.join(data, "gemm_traffic.csv"))
         n_runs += 2 * len(gm)
@@ -290,30 +345,43 @@ def main():
             out.append("%s ranked by time as on silicon (differences above 2%%): %d of %d groups." % (what, same, total))
             out += ["- " + d for d in detail[:12]] + [""]
 
-    # coalescing pairs (coalesce.csv; coalesce_capacity.csv, points 96 on, where measured)
-    co = rows(os.path.join(data, "coalesce.csv")) + rows(os.path.join(data, "coalesce_capacity.csv"))
-    ctr = traffic(os.path.join(data, "coalesce_traffic.csv"))
-    ctr.update(traffic(os.path.join(data, "coalesce_capacity_traffic.csv")))
-    cpreds = run_all([(coalesce_trace(r), [], ".jsonl") for r in co])
+    # coalescing pairs (coalesce.csv; coalesce_capacity.csv, points 96 on, and coalesce_background.csv,
+    # 116 on, where measured)
+    parts = ("coalesce", "coalesce_capacity", "coalesce_background")
+    co = [r for part in parts for r in rows(os.path.join(data, part + ".csv"))] if "coalesce" in only else []
+    ctr = {}
+    for part in parts:
+        ctr.update(traffic(os.path.join(data, part + "_traffic.csv")))
+    issue = coalesce_issue_cycles(co)
+    consumer, _ = hs.kernel_costs(data)
+    cpreds = run_all([(coalesce_trace(r, issue[coalesce_launch(r)], round(consumer)), [], ".jsonl") for r in co])
     n_runs += len(co)
-    out += ["## Two CTAs loading the same tiles a set time apart (GPC read coalescer)", "",
+    out += [] if not co else ["## Two CTAs loading the same tiles a set time apart (GPC read coalescer)", "",
             "Share of the loaded bytes that reach the L2 (silicon: lts TEX sectors x 32 / bytes asked; model: "
             "bytes less those the GPC coalescer served). `cluster`: the pair is a 2-CTA cluster (one GPC); "
+            "`tpc4` and `gpc`: 4-CTA clusters, each pair on one TPC or across two TPCs of one GPC (model: SMs 4c to 4c + 3); "
             "`apart`: CTAs p and p + pairs (silicon: other GPCs; model: SMs p and p + max(pairs, 64)). "
-            "Tiles: 128 B x rows, through that many stages (coalesce_capacity.csv: 32 KB tiles, 1-6 stages).", "",
-            "| placement | source | pairs | tile rows x stages | delay ns | silicon | model | silicon GB/s | model GB/s |",
-            "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+            "Tiles: 128 B x rows, through that many stages (coalesce_capacity.csv: 32 KB tiles, 1-6 stages). "
+            "Background (coalesce_background.csv): that many more clusters stream their own tiles through that "
+            "many stages beside the pairs; the share is the pairs' (the background's bytes, which nothing merges, "
+            "taken out of both sides).", "",
+            "| placement | source | pairs | tile rows x stages | background | delay ns | silicon | model | silicon GB/s "
+            "| model GB/s |",
+            "| --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
     errs = []
     for r, s in zip(co, cpreds):
         t = ctr.get(r["point"])
         if not t:
             continue
         req = float(t["requested_bytes"])
-        sil = float(t["lts__t_sectors_srcunit_tex_op_read.sum"]) * 32 / req
-        mod = (s["bytes_loaded"] - s["gpc_coalesced_bytes"]) / s["bytes_loaded"]
+        bg_pairs, bg_stages = coalesce_background(r)
+        bg = req * bg_pairs / (int(r["pairs"]) + bg_pairs)  # the background's bytes
+        sil = (float(t["lts__t_sectors_srcunit_tex_op_read.sum"]) * 32 - bg) / (req - bg)
+        mod = (s["bytes_loaded"] - s["gpc_coalesced_bytes"] - bg) / (s["bytes_loaded"] - bg)
         errs.append(abs(mod - sil))
-        out.append("| %s | %s | %s | %d x %d | %s | %.3f | %.3f | %s | %.0f |" % (
+        out.append("| %s | %s | %s | %d x %d | %s | %s | %.3f | %.3f | %s | %.0f |" % (
             (r["placement"], r["source"], r["pairs"]) + coalesce_tiles(r) + (
+            "%d x %d" % (2 * bg_pairs, bg_stages) if bg_pairs else "-",
             r["delay_ns"] if r["shared"] == "1" else "(own tiles)", sil, mod, r["span_gbps"], s["load_bandwidth_gbs"])))
     if errs:
         summaries.append("| coalesce pairs: share of bytes reaching the L2 | %d | %.3f (abs) | %.3f (abs) | - | - |"
