@@ -19,10 +19,11 @@ int sc_main(int, char**) { return 0; }
 
 namespace {
 
-ArchConfig arch(uint32_t in_order_slices, double requests_per_cycle = 0) {
+ArchConfig arch(uint32_t in_order_slices, double requests_per_cycle = 0, uint32_t until_dram_slot = 0) {
   ArchConfig a = test::round_number_l2_arch(0);
   a.l2.in_order_slices = in_order_slices;
   a.l2.requests_per_cycle = requests_per_cycle;
+  a.l2.in_order_until_dram_slot = until_dram_slot;
   return a;
 }
 
@@ -31,6 +32,8 @@ struct Benches {
   // every other cycle.
   test::L2Bench in_order{"in_order", arch(1)}, any_order{"any_order", arch(0)};
   test::L2Bench request_bound{"request_bound", arch(0, 0.5)};
+  // One slice whose misses hold it only until their DRAM reads get the channel.
+  test::L2Bench until_slot{"until_slot", arch(1, 0, 1)};
   Benches() { sc_core::sc_start(sc_core::SC_ZERO_TIME); }
 };
 Benches& benches() {
@@ -63,6 +66,31 @@ BOOST_AUTO_TEST_CASE(a_hit_behind_a_miss_of_its_slice_waits_for_the_miss) {
     const uint64_t later = b->driver->read(warm, 128, 0, a_back + 1000);
     BOOST_TEST(later == a_back + 1000 + 12);
   }
+}
+
+BOOST_AUTO_TEST_CASE(with_until_dram_slot_a_hit_waits_behind_misses_only_while_dram_queues_them) {
+  // l2.in_order_until_dram_slot: a miss holds its slice's hits only until its DRAM read gets the
+  // channel (the round-number DRAM: one channel, 32 bytes a cycle, so 4 cycles a 128-byte line,
+  // then 100 of latency); misses are still answered in order. Unloaded, the miss gets the channel
+  // on arrival and a hit 5 cycles behind it is not held (silicon: a CTA trailing another over the
+  // same tiles catches up, coalesce_capacity.csv and coalesce_background.csv).
+  test::L2Bench& b = benches().until_slot;
+  const uint64_t warm = 0x400000, t = 300000;
+  b.driver->read(warm, 128, 0, 10000);
+  const uint64_t miss_back = b.driver->read(0x500000, 128, 0, t);
+  const uint64_t hit_back = b.driver->read(warm, 128, 0, t + 5);
+  BOOST_TEST(miss_back > t + 100);
+  BOOST_TEST(hit_back == t + 5 + 12, "unloaded, the hit is back after " << hit_back - t - 5);
+  BOOST_TEST(test::L2Bench::stat(*b.l2, "in_order_waits") == 0);
+  // Saturated: 8 misses at once queue at the channel, the last getting it 28 cycles after the
+  // first (at t2 + 5 + 28). A hit behind them waits for that, not for their data.
+  const uint64_t t2 = 400000;
+  uint64_t last_miss_back = 0;
+  for (uint64_t k = 0; k < 8; ++k) last_miss_back = std::max(last_miss_back, b.driver->read(0x600000 + 128 * k, 128, 0, t2));
+  const uint64_t held_back = b.driver->read(warm, 128, 0, t2 + 5);
+  BOOST_TEST(held_back == t2 + 5 + 28 + 1 + 5, "behind queued misses the hit is back after " << held_back - t2 - 5);
+  BOOST_TEST(held_back + 100 < last_miss_back, "the misses are back at " << last_miss_back - t2);
+  BOOST_TEST(test::L2Bench::stat(*b.l2, "in_order_waits") == 1);
 }
 
 BOOST_AUTO_TEST_CASE(the_slices_take_requests_at_their_rate_whatever_their_size) {

@@ -93,6 +93,10 @@ struct L2Config {
   // Slices that answer their reads in the order they came (a hit waits behind an earlier miss of
   // its slice), lines spread over them by address hash; 0: every read answered when its data is in.
   uint32_t in_order_slices = 0;
+  // With in_order_slices: 0, a miss holds its slice's later reads until its data is in; 1, its
+  // later hits only until its DRAM read gets a channel (leaves the controller's queue), its later
+  // misses still until it is answered: a hit waits behind misses only while DRAM queues them.
+  uint32_t in_order_until_dram_slot = 0;
   // Tag lookups all slices make per cycle (0: unlimited). A request looks up each line it
   // touches, and each other line of its promotion region (hit or miss: the L2 must know which
   // promoted sectors to fetch), so 256B promotion of narrow rows costs lookup rate.

@@ -106,6 +106,9 @@ struct MemRequest : tlm::tlm_extension<MemRequest> {
 // fills leave (DramConfig::background_promoted_fills).
 struct DramFillClass : tlm::tlm_extension<DramFillClass> {
   bool promoted = false;
+  // Set by the DRAM: the cycle the read's last transfer got its channel (left the controller's
+  // queue); the L2's in-order slices may hold their later reads until then (l2.in_order_until_dram_slot).
+  uint64_t slot = 0;
 
   tlm::tlm_extension_base* clone() const override { return new DramFillClass(*this); }
   void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const DramFillClass&>(e); }

@@ -25,6 +25,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const ArchConfig& arch, GlobalMem
       window_(arch.sim.bandwidth_window_cycles) {
   in.register_b_transport(this, &L2Cache::b_transport);
   in_order_done_.assign(arch.l2.in_order_slices, 0);
+  if (arch.l2.in_order_until_dram_slot) in_order_held_.assign(arch.l2.in_order_slices, 0);
 }
 
 size_t L2Cache::slice_of(uint64_t line_index) const {
@@ -120,7 +121,9 @@ uint64_t L2Cache::dram_read(uint64_t address, uint64_t bytes, uint64_t cycle, bo
   DramFillClass fill_class;
   fill_class.promoted = promoted;
   ScopedExtension<DramFillClass> scoped(dram_gp_, &fill_class);
-  return dram_access(tlm::TLM_READ_COMMAND, address, bytes, cycle);
+  const uint64_t done = dram_access(tlm::TLM_READ_COMMAND, address, bytes, cycle);
+  last_dram_slot_ = fill_class.slot;
+  return done;
 }
 
 void L2Cache::dram_write(uint64_t address, uint64_t bytes, uint64_t cycle) {
@@ -226,6 +229,7 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
     touch(l);
   }
   fetched += bytes;
+  fill_slot_ = cycle;
   if (!bytes) return cycle;
   // One DRAM access per contiguous run of missing sectors, cut where the demand (the sectors the
   // request asked for) ends: the demanded part goes first and the request waits only for it; the
@@ -248,6 +252,7 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
   for (const FillRun& r : demand) {
     const uint64_t t = dram_read(r.address, r.bytes, cycle, false);
     in_l2 = std::max(in_l2, t);
+    fill_slot_ = std::max(fill_slot_, last_dram_slot_);
     for (size_t k = r.first; k < r.first + r.count; ++k) ready_of(filling_[k].first, filling_[k].second) = t;
   }
   // A promoted line homed in the other partition than the demand's is filled on the demand's
@@ -467,19 +472,31 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
       l->dirty |= bit;
       touch(l);
     }
-  } else if (missed) {
+  }
+  // Until when this read holds its slice's later reads, with in_order_until_dram_slot: a hit
+  // until it is answered, a miss until its DRAM read got a channel; a hit on a fill in flight
+  // waits for the fill's data aside (as a miss does for its own).
+  uint64_t holds_until = t_ready;
+  if (req->access != MemAccess::write && missed) {
     t_ready = std::max(t_ready, fill(first, last, req->promotion_bytes, t_arrive, req->sm, fetched,
                                      far && reads && cfg_.far_read_takes_span));
+    holds_until = std::max(holds_until, fill_slot_);
   }
   t_ready = std::max(t_ready, wait_for);
   if (!in_order_done_.empty() && req->access == MemAccess::read) {
-    // The slice answers its reads in the order they came: a hit waits behind an earlier miss.
-    uint64_t& previous = in_order_done_[slice_of(address / cfg_.line_bytes)];
-    if (previous > t_ready) {
+    // The slice answers its reads in the order they came: a read waits behind the earlier ones.
+    // With in_order_until_dram_slot only the misses do (their data comes back in order); a hit
+    // waits for the earlier hits, and for the earlier misses only until they got a DRAM channel.
+    const size_t slice = slice_of(address / cfg_.line_bytes);
+    uint64_t& answered = in_order_done_[slice];
+    uint64_t& held = cfg_.in_order_until_dram_slot ? in_order_held_[slice] : answered;
+    const uint64_t after = missed ? answered : held;
+    if (after > t_ready) {
       ++in_order_waits_;
-      t_ready = previous;
+      t_ready = after;
     }
-    previous = t_ready;
+    answered = std::max(answered, t_ready);
+    held = std::max(held, missed ? holds_until : t_ready);
   }
   if (reduce) {
     // The ALUs (and for a miss the miss path) are booked when the request is taken, so that their

@@ -176,9 +176,12 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   uint64_t promoted_far_sectors_ = 0;  // unasked sectors of fills, homed away from the SM (ncu counts them)
   uint64_t far_span_sectors_ = 0;  // far_read_takes_span: unasked sectors a far read's home sent along
   OccupancyLog* occupancy_ = nullptr;
-  // l2.in_order_slices: per slice, the cycle its last read was answered (empty: off); the slice
-  // of a line by address hash; the reads that waited for an earlier one.
+  // l2.in_order_slices: per slice, the cycle until which its reads so far hold the later ones
+  // (empty: off); the slice of a line by address hash; the reads that waited for an earlier one.
   std::vector<uint64_t> in_order_done_;
+  std::vector<uint64_t> in_order_held_;  // with in_order_until_dram_slot: until when its hits wait
+  uint64_t last_dram_slot_ = 0;  // dram_read: the cycle its read got a DRAM channel
+  uint64_t fill_slot_ = 0;       // fill: the latest of its demand reads' DRAM slots
   size_t slice_of(uint64_t line_index) const;
   uint64_t in_order_waits_ = 0;
   uint64_t evicted_unread_sectors_ = 0;  // unasked fill sectors evicted without a read

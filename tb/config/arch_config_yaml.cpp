@@ -81,6 +81,7 @@ const std::vector<Field>& fields() {
       F_U32("l2.reduction_miss_bytes_per_cycle", 1, 1 << 20, l2.reduction_miss_bytes_per_cycle),
       F_U32("l2.request_overhead_cycles", 0, 100000, l2.request_overhead_cycles),
       F_U32("l2.in_order_slices", 0, 4096, l2.in_order_slices),
+      F_U32("l2.in_order_until_dram_slot", 0, 1, l2.in_order_until_dram_slot),
       F_DBL("l2.tag_lookups_per_cycle", 0, 1e6, l2.tag_lookups_per_cycle),
       F_DBL("l2.requests_per_cycle", 0, 1e6, l2.requests_per_cycle),
       F_U32("l2.partitions", 1, 2, l2.partitions),
