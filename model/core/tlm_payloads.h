@@ -106,8 +106,10 @@ struct MemRequest : tlm::tlm_extension<MemRequest> {
 // fills leave (DramConfig::background_promoted_fills).
 struct DramFillClass : tlm::tlm_extension<DramFillClass> {
   bool promoted = false;
-  // Set by the DRAM: the cycle the read's last transfer got its channel (left the controller's
-  // queue); the L2's in-order slices may hold their later reads until then (l2.in_order_until_dram_slot).
+  // With want_slot (l2.in_order_until_dram_slot), set by the DRAM: the cycle the read's last
+  // transfer got its channel (left the controller's queue), until which the L2's in-order slice
+  // holds its later hits.
+  bool want_slot = false;
   uint64_t slot = 0;
 
   tlm::tlm_extension_base* clone() const override { return new DramFillClass(*this); }

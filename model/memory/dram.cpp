@@ -63,7 +63,7 @@ bool Dram::within_tenure(const Bank& bank, const Bank::Opening& opening, uint64_
 }
 
 uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t now, bool background,
-                     uint64_t& slot) {
+                     uint64_t* slot) {
   const uint64_t nch = channels_.size(), nbank = std::max<uint32_t>(1, cfg_.banks);
   const uint64_t chunk = address / cfg_.interleave_bytes;
   // Each run of nch consecutive chunks goes to all nch channels, rotated by a hash of the run (a
@@ -128,9 +128,11 @@ uint64_t Dram::access(uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t
   if (cfg_.background_promoted_fills) settle(demand_channels_[channel]);
   if (hold) done = std::max(done, bank_done);
   settle(channels_[channel]);
-  // The transfer holds the channel for its bytes at the channel's rate, ending at `done`.
-  const uint64_t transfer = static_cast<uint64_t>(std::ceil(channel_bytes * nch / cfg_.bytes_per_cycle));
-  slot = std::max(start, done > transfer ? done - transfer : 0);
+  if (slot) {
+    // The transfer holds the channel for its bytes at the channel's rate, ending at `done`.
+    const uint64_t transfer = static_cast<uint64_t>(std::ceil(channel_bytes * nch / cfg_.bytes_per_cycle));
+    *slot = std::max(start, done > transfer ? done - transfer : 0);
+  }
   return done;
 }
 
@@ -151,16 +153,17 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   DramFillClass* fill_class = gp.get_extension<DramFillClass>();
   const bool background = !gp.is_write() && fill_class && fill_class->promoted;
   if (background) background_bytes_ += bytes;
+  const bool want_slot = fill_class && fill_class->want_slot;
   uint64_t served = t, slot = t;
   for (uint64_t off = 0; off < bytes;) {  // split at interleave boundaries
     const uint64_t a = address + off;
     const uint64_t n = std::min(bytes - off, cfg_.interleave_bytes - a % cfg_.interleave_bytes);
     uint64_t chunk_slot = t;
-    served = std::max(served, access(a, n, t, now_cycle, background, chunk_slot));
+    served = std::max(served, access(a, n, t, now_cycle, background, want_slot ? &chunk_slot : nullptr));
     slot = std::max(slot, chunk_slot);
     off += n;
   }
-  if (fill_class) fill_class->slot = slot;
+  if (want_slot) fill_class->slot = slot;
   ++accesses_;
   if (gp.is_write()) {
     write_bytes_ += bytes;

@@ -46,11 +46,12 @@ class Dram : public sc_core::sc_module, public StatsProvider {
   // With page_tenure: whether the bank is on `page` at `cycle` or has its opening queued.
   static bool within_tenure(const Bank& bank, const Bank::Opening& opening, uint64_t cycle);
   // One access within one interleave chunk: returns the cycle its last byte is out, and sets
-  // `slot` to the cycle its transfer got the channel (after any queueing and page opening). With
+  // `slot` (when given) to the cycle its transfer got the channel (after any queueing and page
+  // opening). With
   // background_promoted_fills a background read queues behind everything booked, a demand read
   // only behind other demand reads.
   // `now`: SystemC time in cycles (nothing arrives before it: the servers may forget it).
-  uint64_t access(uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t now, bool background, uint64_t& slot);
+  uint64_t access(uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t now, bool background, uint64_t* slot);
   bool slow_page(uint64_t page) const;  // DramConfig::slow_read_fraction
 
   CycleClock clock_;

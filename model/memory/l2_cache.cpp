@@ -120,6 +120,7 @@ uint64_t L2Cache::dram_access(tlm::tlm_command command, uint64_t address, uint64
 uint64_t L2Cache::dram_read(uint64_t address, uint64_t bytes, uint64_t cycle, bool promoted) {
   DramFillClass fill_class;
   fill_class.promoted = promoted;
+  fill_class.want_slot = cfg_.in_order_until_dram_slot != 0;
   ScopedExtension<DramFillClass> scoped(dram_gp_, &fill_class);
   const uint64_t done = dram_access(tlm::TLM_READ_COMMAND, address, bytes, cycle);
   last_dram_slot_ = fill_class.slot;
