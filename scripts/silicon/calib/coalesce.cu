@@ -183,38 +183,14 @@ __device__ __forceinline__ bool stream(const CUtensorMap* map, const CoArgs& a, 
   return true;
 }
 
-__device__ __forceinline__ void background_body(const CUtensorMap* map, const CoArgs& a, int region) {
-  extern __shared__ unsigned char smem_raw[];
-  __shared__ __align__(8) unsigned long long full[kMaxStages], empty[kMaxStages];
-  const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  if (threadIdx.x == 0) {
-    atomicMin(&a.span->start, globaltimer());
-    for (int s = 0; s < a.bg_stages; ++s) {
-      mbar_init(smem_u32(&full[s]), 1);
-      mbar_init(smem_u32(&empty[s]), 1);
-    }
-    mbar_init_fence();
-  }
-  __syncthreads();
-  if (stream(map, a, region, a.bg_stages, base, full, empty) && threadIdx.x == 32)
-    atomicMax(&a.span->end, globaltimer());
-}
-
 __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
   extern __shared__ unsigned char smem_raw[];
   __shared__ __align__(8) unsigned long long full[kMaxStages], empty[kMaxStages];
-  const int stages = a.stages;
-  const unsigned tile_bytes = 128u * (unsigned)a.tile_rows;
   const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   int pair, rank;
   if (a.cluster == 2) {
     pair = (int)cluster_id_x();
     rank = (int)cluster_ctarank();
-    if (pair >= a.pairs) {  // a background cluster: its CTAs on their own tiles (regions past the pairs')
-      background_body(map, a, pair * 2 + rank);
-      cluster_sync();
-      return;
-    }
   } else if (a.cluster == 4) {  // ranks 0+2 and 1+3: two TPCs of one GPC
     pair = (int)cluster_id_x() * 2 + (int)(cluster_ctarank() & 1);
     rank = (int)(cluster_ctarank() >> 1);
@@ -225,12 +201,15 @@ __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
     pair = blockIdx.x % a.pairs;
     rank = blockIdx.x / a.pairs;
   }
-  // each CTA's tiles: its pair's region (shared) or its own
-  const int region = a.shared ? pair : pair * 2 + rank;
+  // A background cluster (2-CTA clusters past the pairs'): its CTAs on their own tiles, no delay.
+  const bool background = a.cluster == 2 && pair >= a.pairs;
+  const int stages = background ? a.bg_stages : a.stages;
+  // each CTA's tiles: its pair's region (shared) or its own (regions past the pairs')
+  const int region = a.shared && !background ? pair : pair * 2 + rank;
   const unsigned long long t_start = globaltimer();
   if (threadIdx.x == 0) {
     atomicMin(&a.span->start, t_start);
-    atomicMin(&a.fg_span->start, t_start);
+    if (!background) atomicMin(&a.fg_span->start, t_start);
     for (int s = 0; s < stages; ++s) {
       mbar_init(smem_u32(&full[s]), 1);
       mbar_init(smem_u32(&empty[s]), 1);
@@ -238,40 +217,11 @@ __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
     mbar_init_fence();
   }
   __syncthreads();
-  if (threadIdx.x == 0) {
-    if (rank == 1 && a.delay_ns) spin_ns((unsigned long long)a.delay_ns);
-    int s = 0;
-    unsigned k = 0;
-    for (int t = 0; t < a.tiles; ++t) {
-      if (t >= stages && !mbar_wait(smem_u32(&empty[s]), (k - 1) & 1, a.timeout_cycles)) {
-        atomicAdd(a.err, 1u);
-        return;
-      }
-      const int row = (region * a.region_tiles + t % a.region_tiles) * a.tile_rows;
-      mbar_arrive_expect(smem_u32(&full[s]), tile_bytes);
-      tma_load_2d(base + s * tile_bytes, map, 0, row, smem_u32(&full[s]));
-      if (++s == stages) {
-        s = 0;
-        ++k;
-      }
-    }
-  } else if (threadIdx.x == 32) {
-    int s = 0;
-    unsigned k = 0;
-    for (int t = 0; t < a.tiles; ++t) {
-      if (!mbar_wait(smem_u32(&full[s]), k & 1, a.timeout_cycles)) {
-        atomicAdd(a.err, 1u);
-        return;
-      }
-      mbar_arrive(smem_u32(&empty[s]));
-      if (++s == stages) {
-        s = 0;
-        ++k;
-      }
-    }
+  if (threadIdx.x == 0 && rank == 1 && !background && a.delay_ns) spin_ns((unsigned long long)a.delay_ns);
+  if (stream(map, a, region, stages, base, full, empty) && threadIdx.x == 32) {
     const unsigned long long t_end = globaltimer();
     atomicMax(&a.span->end, t_end);
-    atomicMax(&a.fg_span->end, t_end);
+    if (!background) atomicMax(&a.fg_span->end, t_end);
   }
   if (a.cluster) cluster_sync();  // a cluster's CTAs leave together (its smem stays valid)
 }
