@@ -117,13 +117,13 @@ uint64_t L2Cache::dram_access(tlm::tlm_command command, uint64_t address, uint64
   return clock_.to_cycles(sc_core::sc_time_stamp() + d);
 }
 
-uint64_t L2Cache::dram_read(uint64_t address, uint64_t bytes, uint64_t cycle, bool promoted) {
+uint64_t L2Cache::dram_read(uint64_t address, uint64_t bytes, uint64_t cycle, bool promoted, uint64_t* slot) {
   DramFillClass fill_class;
   fill_class.promoted = promoted;
   fill_class.want_slot = cfg_.in_order_until_dram_slot != 0;
   ScopedExtension<DramFillClass> scoped(dram_gp_, &fill_class);
   const uint64_t done = dram_access(tlm::TLM_READ_COMMAND, address, bytes, cycle);
-  last_dram_slot_ = fill_class.slot;
+  if (slot) *slot = fill_class.slot;
   return done;
 }
 
@@ -251,9 +251,10 @@ uint64_t L2Cache::fill(uint64_t asked_begin, uint64_t asked_end, uint64_t promot
   }
   uint64_t in_l2 = cycle;
   for (const FillRun& r : demand) {
-    const uint64_t t = dram_read(r.address, r.bytes, cycle, false);
+    uint64_t slot = cycle;
+    const uint64_t t = dram_read(r.address, r.bytes, cycle, false, &slot);
     in_l2 = std::max(in_l2, t);
-    fill_slot_ = std::max(fill_slot_, last_dram_slot_);
+    fill_slot_ = std::max(fill_slot_, slot);
     for (size_t k = r.first; k < r.first + r.count; ++k) ready_of(filling_[k].first, filling_[k].second) = t;
   }
   // A promoted line homed in the other partition than the demand's is filled on the demand's

@@ -113,7 +113,8 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
                 uint64_t& fetched, bool span_counted = false);
   // One access through the DRAM socket at `cycle`; returns the cycle DRAM answers.
   uint64_t dram_access(tlm::tlm_command command, uint64_t address, uint64_t bytes, uint64_t cycle);
-  uint64_t dram_read(uint64_t address, uint64_t bytes, uint64_t cycle, bool promoted);
+  // `slot` (when given, with l2.in_order_until_dram_slot): the cycle the read got a DRAM channel.
+  uint64_t dram_read(uint64_t address, uint64_t bytes, uint64_t cycle, bool promoted, uint64_t* slot = nullptr);
   // A write-back: DRAM takes it at once or later (its bandwidth); nobody waits for the data to land.
   void dram_write(uint64_t address, uint64_t bytes, uint64_t cycle);
   // The partition that holds a line, and the one an SM is attached to.
@@ -180,7 +181,6 @@ class L2Cache : public sc_core::sc_module, public StatsProvider {
   // (empty: off); the slice of a line by address hash; the reads that waited for an earlier one.
   std::vector<uint64_t> in_order_done_;
   std::vector<uint64_t> in_order_held_;  // with in_order_until_dram_slot: until when its hits wait
-  uint64_t last_dram_slot_ = 0;  // dram_read: the cycle its read got a DRAM channel
   uint64_t fill_slot_ = 0;       // fill: the latest of its demand reads' DRAM slots
   size_t slice_of(uint64_t line_index) const;
   uint64_t in_order_waits_ = 0;
