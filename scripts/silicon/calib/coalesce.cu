@@ -27,6 +27,17 @@
 // follower whose hits pass the misses ahead of them in the L2 catches up; one whose hits wait
 // behind misses that cannot get a DRAM slot does not.
 //
+// Appended again (points 133 on, run_coalesce_group.sh): how many SMs' reads of one line does one read
+// serve? Groups of g CTAs of one GPC stream the same 8 KB tiles (4 stages) together: `group<g>`, a
+// g-CTA cluster (g = 2-8, 16), from DRAM or warm in the L2, rank r starting r x delay_ns after rank
+// 0; `consec<g>`, no cluster, CTAs b..b+g-1 of a one-CTA-per-SM grid on the same tiles (as
+// FlashAttention's query blocks of one head, which the dealing order puts on one GPC, mostly).
+// `pairs` counts the groups. A coalescer that serves every reader of a line in flight sends one read
+// a group to the L2 (share 1/g); one that serves a few readers a read sends more. Then (points 160
+// on) `group<g>r<r>`: a g-CTA cluster whose tiles are read by r of its CTAs each, spread over its
+// TPCs (ranks k, k + g/r, k + 2g/r, ...), g/r sets of tiles a cluster: is the limit on the readers
+// a read serves, or on which SMs share a coalescer?
+//
 // Build: nvcc -O2 -std=c++17 -arch=sm_90a coalesce.cu -o coalesce -lcuda
 #include "calib_common.cuh"
 
@@ -39,7 +50,7 @@ constexpr size_t kScrubBytes = 256ull << 20;
 constexpr size_t kRegionMax = 1ull << 30;
 
 struct CoPoint {
-  std::string placement = "cluster";  // cluster | apart
+  std::string placement = "cluster";  // cluster | apart | gpc | tpc4 | group<g> | consec<g>
   std::string source = "l2";          // l2 | dram
   int pairs = 8;
   int delay_ns = 0;
@@ -128,14 +139,66 @@ std::vector<CoPoint> make_points() {
         v.push_back(p);
       }
     }
+  // Appended: groups of g CTAs on the same tiles (above).
+  for (const char* src : {"dram", "l2"}) {
+    for (int g : {2, 3, 4, 6, 8, 16})
+      for (int d : {0, 250}) {
+        if (d && std::string(src) == "l2") continue;
+        CoPoint p;
+        p.placement = "group" + std::to_string(g);
+        p.source = src;
+        p.pairs = g == 2 ? 64 : g == 3 ? 39 : g == 4 ? 30 : g == 6 ? 17 : g == 8 ? 15 : 7;  // as many as fit at once (H200)
+        p.delay_ns = d;
+        v.push_back(p);
+      }
+    for (int g : {4, 8, 16}) {
+      CoPoint p;
+      p.placement = "consec" + std::to_string(g);
+      p.source = src;
+      p.pairs = g == 4 ? 33 : 128 / g;
+      v.push_back(p);
+    }
+  }
+  for (const char* pl : {"group4", "group16", "consec8"}) {  // nothing shared: the baselines (points 157-159)
+    CoPoint p;
+    p.placement = pl;
+    p.source = "dram";
+    p.pairs = std::string(pl) == "group16" ? 7 : std::string(pl) == "group4" ? 30 : 16;
+    p.shared = 0;
+    v.push_back(p);
+  }
+  // Appended: readers spread over a cluster's TPCs (above).
+  for (const char* src : {"dram", "l2"})
+    for (const char* pl : {"group4r2", "group8r2", "group8r4", "group16r4", "group16r8"}) {
+      CoPoint p;
+      p.placement = pl;
+      p.source = src;
+      p.pairs = pl[5] == '4' ? 30 : pl[5] == '8' ? 15 : 7;
+      v.push_back(p);
+    }
   return v;
+}
+
+// The g of a `group<g>[r<r>]` or `consec<g>` placement (2 for the pairs' placements), and its r
+// (readers of a tile: g unless given).
+int group_size(const std::string& placement) {
+  for (const char* k : {"group", "consec"})
+    if (placement.rfind(k, 0) == 0) return std::stoi(placement.substr(strlen(k)));
+  return 2;
+}
+int group_readers(const std::string& placement) {
+  const size_t r = placement.find('r', 5);
+  return placement.rfind("group", 0) == 0 && r != std::string::npos ? std::stoi(placement.substr(r + 1))
+                                                                     : group_size(placement);
 }
 
 struct Span {
   unsigned long long start, end;
 };
 struct CoArgs {
-  int pairs, cluster, delay_ns, shared, tiles, region_tiles, stages, tile_rows, bg_stages;  // cluster: 0 none, 2, 4 (gpc), 5 (tpc4)  // region_tiles: a pair's tiles before wrapping
+  int pairs, cluster, delay_ns, shared, tiles, region_tiles, stages, tile_rows, bg_stages;  // cluster: 0 none, 2, 4 (gpc), 5 (tpc4), 6 (group), 7 (consec)  // region_tiles: a pair's tiles before wrapping
+  int group;    // CTAs on the same tiles: 2, or g of group<g> / consec<g>
+  int readers;  // group<g>r<r>: CTAs of a cluster on one set of tiles (g otherwise)
   int rows_total;
   unsigned long long timeout_cycles;
   unsigned* sink;
@@ -197,6 +260,13 @@ __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
   } else if (a.cluster == 5) {  // ranks 0+1 and 2+3: one TPC
     pair = (int)cluster_id_x() * 2 + (int)(cluster_ctarank() >> 1);
     rank = (int)(cluster_ctarank() & 1);
+  } else if (a.cluster == 6) {  // group<g>[r<r>]: ranks k, k + g/r, ... of a cluster on set k
+    const int sets = a.group / a.readers;
+    pair = (int)cluster_id_x() * sets + (int)cluster_ctarank() % sets;
+    rank = (int)cluster_ctarank() / sets;
+  } else if (a.cluster == 7) {  // consec<g>: CTAs b..b+g-1
+    pair = (int)blockIdx.x / a.group;
+    rank = (int)blockIdx.x % a.group;
   } else {
     pair = blockIdx.x % a.pairs;
     rank = blockIdx.x / a.pairs;
@@ -205,7 +275,8 @@ __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
   const bool background = a.cluster == 2 && pair >= a.pairs;
   const int stages = background ? a.bg_stages : a.stages;
   // each CTA's tiles: its pair's region (shared) or its own (regions past the pairs')
-  const int region = a.shared && !background ? pair : pair * 2 + rank;
+  const int own = a.cluster >= 6 ? (int)blockIdx.x : pair * 2 + rank;  // a CTA's own tiles
+  const int region = a.shared && !background ? pair : own;
   const unsigned long long t_start = globaltimer();
   if (threadIdx.x == 0) {
     atomicMin(&a.span->start, t_start);
@@ -217,17 +288,18 @@ __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
     mbar_init_fence();
   }
   __syncthreads();
-  if (threadIdx.x == 0 && rank == 1 && !background && a.delay_ns) spin_ns((unsigned long long)a.delay_ns);
+  if (threadIdx.x == 0 && rank >= 1 && !background && a.delay_ns) spin_ns((unsigned long long)a.delay_ns * rank);
   if (stream(map, a, region, stages, base, full, empty) && threadIdx.x == 32) {
     const unsigned long long t_end = globaltimer();
     atomicMax(&a.span->end, t_end);
     if (!background) atomicMax(&a.fg_span->end, t_end);
   }
-  if (a.cluster) cluster_sync();  // a cluster's CTAs leave together (its smem stays valid)
+  if (a.cluster && a.cluster != 7) cluster_sync();  // a cluster's CTAs leave together (its smem stays valid)
 }
 
 __global__ void __launch_bounds__(64) co_cluster(const __grid_constant__ CUtensorMap map, CoArgs a) { body(&map, a); }
 __global__ void __launch_bounds__(64) co_cluster4(const __grid_constant__ CUtensorMap map, CoArgs a) { body(&map, a); }
+__global__ void __launch_bounds__(64) co_group(const __grid_constant__ CUtensorMap map, CoArgs a) { body(&map, a); }
 __global__ void __launch_bounds__(64) co_apart(const __grid_constant__ CUtensorMap map, CoArgs a) { body(&map, a); }
 
 struct State {
@@ -261,11 +333,31 @@ void alloc() {
   set_max_dyn_smem(co_cluster, S.dev);
   set_max_dyn_smem(co_cluster4, S.dev);
   set_max_dyn_smem(co_apart, S.dev);
+  set_max_dyn_smem(co_group, S.dev);
+  CK(cudaFuncSetAttribute(co_group, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));  // clusters of 16
 }
 
 // One CTA per SM: more than half the SM's shared memory (two CTAs of a pair never share an SM).
 size_t smem_bytes(const CoPoint& p) {
   return smem_for_occupancy((size_t)std::max(p.stages, p.bg_stages) * 128 * p.tile_rows + 1024, 1, S.dev);
+}
+
+// How many clusters of `g` CTAs (co_group, `smem` bytes each) the GPU runs at once.
+int clusters_that_fit(int g, size_t smem) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(g * 16, 1, 1);
+  cfg.blockDim = dim3(64, 1, 1);
+  cfg.dynamicSmemBytes = smem;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = g;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  int n = 0;
+  CK(cudaOccupancyMaxActiveClusters(&n, co_group, &cfg));
+  return n;
 }
 
 struct Prepared {
@@ -281,8 +373,13 @@ Prepared prepare(const CoPoint& p) {
   CoArgs& a = q.args;
   a = CoArgs();
   a.pairs = p.pairs;
-  a.cluster = p.placement == "cluster" ? 2 : p.placement == "gpc" ? 4 : p.placement == "tpc4" ? 5 : 0;
-  if (a.cluster >= 4 && p.pairs % 2) throw PointSkip("4-CTA clusters hold two pairs");
+  a.cluster = p.placement == "cluster" ? 2 : p.placement == "gpc" ? 4 : p.placement == "tpc4" ? 5
+              : p.placement.rfind("group", 0) == 0 ? 6 : p.placement.rfind("consec", 0) == 0 ? 7 : 0;
+  a.group = group_size(p.placement);
+  a.readers = group_readers(p.placement);
+  if (a.group < 2 || a.group > 16) throw PointSkip("groups of 2-16 CTAs");
+  if (a.readers < 1 || a.group % a.readers) throw PointSkip("readers must divide the group");
+  if ((a.cluster == 4 || a.cluster == 5) && p.pairs % 2) throw PointSkip("4-CTA clusters hold two pairs");
   a.delay_ns = p.delay_ns;
   a.shared = p.shared;
   a.tiles = p.tiles;
@@ -300,8 +397,12 @@ Prepared prepare(const CoPoint& p) {
   a.err = S.err;
   a.span = S.span;
   a.fg_span = S.fg_span;
-  if ((size_t)2 * (p.pairs + p.bg_pairs) * a.region_tiles * tile_bytes > kRegionMax) throw PointSkip("region too large");
-  q.bytes = 2.0 * (p.pairs + p.bg_pairs) * p.tiles * tile_bytes;
+  if ((size_t)a.group * (p.pairs + p.bg_pairs) * a.region_tiles * tile_bytes > kRegionMax) throw PointSkip("region too large");
+  if (a.cluster == 6) {  // every group at once (clusters that do not fit run in a second wave)
+    const int fit = clusters_that_fit(a.group, smem_bytes(p));
+    if (fit < p.pairs) throw PointSkip("only " + I(fit) + " clusters of " + I(a.group) + " fit at once");
+  }
+  q.bytes = (double)a.group * (p.pairs + p.bg_pairs) * p.tiles * tile_bytes;
   return q;
 }
 
@@ -314,8 +415,10 @@ void launch(const CoPoint& p, const Prepared& q) {
     launch_cluster(co_cluster, 2 * (p.pairs + p.bg_pairs), 64, smem, 2, 0, q.map, q.args);
   else if (p.placement == "gpc" || p.placement == "tpc4")
     launch_cluster(co_cluster4, 2 * p.pairs, 64, smem, 4, 0, q.map, q.args);
+  else if (q.args.cluster == 6)
+    launch_cluster(co_group, q.args.group * p.pairs, 64, smem, q.args.group, 0, q.map, q.args);
   else
-    co_apart<<<2 * p.pairs, 64, smem>>>(q.map, q.args);
+    co_apart<<<q.args.group * p.pairs, 64, smem>>>(q.map, q.args);
   CK(cudaGetLastError());
 }
 
@@ -324,7 +427,7 @@ void prepare_l2(const CoPoint& p, const Prepared& q) {
   touch_kernel<<<S.dev.sms * 4, 256>>>(reinterpret_cast<const uint4*>(S.scrub), kScrubBytes / 16, S.sink);
   CK(cudaGetLastError());
   if (p.source == "l2") {
-    const size_t bytes = (size_t)2 * p.pairs * q.args.region_tiles * 128 * q.args.tile_rows;
+    const size_t bytes = (size_t)q.args.group * p.pairs * q.args.region_tiles * 128 * q.args.tile_rows;
     touch_kernel<<<S.dev.sms * 4, 256>>>(reinterpret_cast<const uint4*>(S.data), bytes / 16, S.sink);
     CK(cudaGetLastError());
   }
@@ -366,6 +469,14 @@ int traffic_mode(int argc, char** argv) {
     }
     return 0;
   }
+  if (arg_flag(argc, argv, "--cluster-fit")) {  // clusters of 2-16 one-CTA-per-SM CTAs the GPU runs at once
+    CK(cudaSetDevice(0));
+    S.dev = dev_info();
+    alloc();
+    CoPoint p;
+    for (int g = 2; g <= 16; ++g) printf("cluster %d: %d at once\n", g, clusters_that_fit(g, smem_bytes(p)));
+    return 0;
+  }
   if (!arg_flag(argc, argv, "--traffic-all")) return -1;
   const char* from_s = arg_value(argc, argv, "--from");
   const char* to_s = arg_value(argc, argv, "--to");
@@ -376,7 +487,13 @@ int traffic_mode(int argc, char** argv) {
     S.dev = dev_info();
     alloc();
     for (size_t i = from; i < S.pts.size() && i < to; ++i) {
-      Prepared q = prepare(S.pts[i]);
+      Prepared q;
+      try {
+        q = prepare(S.pts[i]);
+      } catch (const PointSkip& e) {
+        printf("traffic %zu point %zu skipped: %s\n", i, i, e.what());
+        continue;
+      }
       CK(cudaMemset(S.err, 0, sizeof(unsigned)));
       prepare_l2(S.pts[i], q);
       launch(S.pts[i], q);

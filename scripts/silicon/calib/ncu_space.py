@@ -111,9 +111,17 @@ def workload_bytes(r):
     return total
 
 
+def coalesce_group(placement):
+    """CTAs a group launches: g of coalesce.cu's group<g>[r<r>] and consec<g> (points 133 on), else 2."""
+    for k in ("group", "consec"):
+        if placement.startswith(k):
+            return int(placement[len(k):].split("r")[0])
+    return 2
+
+
 def coalesce_bytes(r):
-    """Every CTA's loads: the pairs' and the background's (bg_pairs, points 116 on)."""
-    ctas = 2 * (int(r["pairs"]) + int(r.get("bg_pairs") or 0))
+    """Every CTA's loads: the pairs' or groups' and the background's (bg_pairs, points 116 on)."""
+    ctas = coalesce_group(r["placement"]) * int(r["pairs"]) + 2 * int(r.get("bg_pairs") or 0)
     return ctas * int(r["tiles_per_cta"]) * 128 * int(r.get("tile_rows") or 64)
 
 
