@@ -96,3 +96,33 @@ BOOST_AUTO_TEST_CASE(every_read_in_flight_is_kept_up_to_the_capacity) {
 BOOST_AUTO_TEST_CASE(a_capacity_that_is_not_a_power_of_two_is_refused) {
   BOOST_CHECK_THROW(GpcCoalescer(8, 4, 100, 1000, 128, 32), std::invalid_argument);
 }
+
+// Silicon (tests/calibration/h200/coalesce_group.csv): g CTAs of one GPC reading the same lines
+// together reach the L2 once a line for g = 2-4, twice for 6 and 8, four times for 16, whether they
+// sit on neighbouring TPCs or are spread over the GPC's: one read serves four SMs at most.
+BOOST_AUTO_TEST_CASE(a_read_serves_at_most_its_readers_and_the_next_reads_on_their_own) {
+  GpcCoalescer c(16, 16, 100, 1024, 128, 32, 4);
+  uint64_t back = 0;
+  // Eight SMs ask for one line at cycles 10-17; whichever the coalescer cannot serve goes to the
+  // L2 and is recorded (its data back at 400 + its cycle).
+  uint32_t to_l2 = 0;
+  for (int sm = 0; sm < 8; ++sm) {
+    const uint64_t cycle = 10 + sm;
+    if (c.merge(sm, 0x8000, 128, cycle, back)) {
+      BOOST_TEST(back == 410u + (sm < 4 ? 0u : 4u));  // the first read's data, or the fifth SM's
+      continue;
+    }
+    ++to_l2;
+    c.record(sm, 0x8000, 128, cycle, 400 + cycle);
+  }
+  BOOST_TEST(to_l2 == 2u);  // SMs 0 and 4
+  // Sixteen: four reads. Without a limit: one.
+  GpcCoalescer any(16, 16, 100, 1024, 128, 32, 0);
+  uint32_t reads16 = 0, reads_any = 0;
+  for (int sm = 0; sm < 16; ++sm) {
+    if (!c.merge(sm, 0x9000, 128, 20, back)) ++reads16, c.record(sm, 0x9000, 128, 20, 500);
+    if (!any.merge(sm, 0x9000, 128, 20, back)) ++reads_any, any.record(sm, 0x9000, 128, 20, 500);
+  }
+  BOOST_TEST(reads16 == 4u);
+  BOOST_TEST(reads_any == 1u);
+}

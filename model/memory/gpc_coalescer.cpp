@@ -8,12 +8,13 @@
 namespace tma {
 
 GpcCoalescer::GpcCoalescer(uint32_t sms, uint32_t sms_per_gpc, uint32_t window_cycles, uint32_t entries,
-                           uint32_t line_bytes, uint32_t sector_bytes)
+                           uint32_t line_bytes, uint32_t sector_bytes, uint32_t readers)
     : sms_per_gpc_(std::max<uint32_t>(1, sms_per_gpc)), window_(window_cycles),
       line_(std::max<uint32_t>(1, line_bytes)), sector_(std::max<uint32_t>(1, sector_bytes)),
       gpcs_((std::max<uint32_t>(1, sms) + sms_per_gpc_ - 1) / sms_per_gpc_),
-      sets_(entries / kWays) {
+      sets_(entries / kWays), readers_(readers) {
   if (!valid_capacity(entries)) throw std::invalid_argument("GpcCoalescer: entries must be a power of two of at least kWays");
+  if (sms > 32767 || readers > 65535) throw std::invalid_argument("GpcCoalescer: at most 32767 SMs and 65535 readers a read");
   if (window_) table_.resize(static_cast<size_t>(gpcs_) * sets_);
 }
 
@@ -36,22 +37,27 @@ bool GpcCoalescer::locate(int sm, uint64_t address, uint64_t bytes, uint32_t& gp
   return true;
 }
 
-bool GpcCoalescer::merge(int sm, uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t& data_back) const {
+bool GpcCoalescer::merge(int sm, uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t& data_back) {
   uint32_t gpc = 0, sectors = 0;
   uint64_t line = 0;
   if (!locate(sm, address, bytes, gpc, line, sectors)) return false;
-  const Entry* set = table_[set_of(gpc, line)].way;
-  const Entry* found = nullptr;
+  Entry* set = table_[set_of(gpc, line)].way;
+  Entry* found = nullptr;
   for (uint32_t w = 0; w < kWays; ++w)
     if (set[w].line == line) found = &set[w];
   if (!found) return false;
-  const Entry& e = *found;
+  Entry& e = *found;
   if (e.sm == sm || (e.sectors & sectors) != sectors) return false;
   // Merged while the other read is in flight: from when it reached the GPC until its data is back
   // (silicon, coalesce.csv: two CTAs of a cluster loading the same tiles 250 ns apart merge 75%
   // of their reads from DRAM and none from the L2, whose data is back sooner). A read reported
   // from before the recorded one (the SMs' simulated clocks run apart) merges within the window.
   if (cycle >= e.cycle ? cycle > e.data_back : e.cycle - cycle > window_) return false;
+  // A read serves at most `readers` SMs (silicon, coalesce_group.csv: g CTAs of one GPC reading the
+  // same lines together reach the L2 ceil(g / 4) times a line, for g = 2-16, wherever in the GPC
+  // they are); one more is a read of its own, which the next readers then merge with.
+  if (readers_ && e.readers >= readers_) return false;
+  ++e.readers;
   data_back = std::max(e.data_back, cycle);
   return true;
 }
@@ -70,7 +76,7 @@ void GpcCoalescer::record(int sm, uint64_t address, uint64_t bytes, uint64_t cyc
     if (set[w].data_back < victim->data_back) victim = &set[w];  // an empty entry's is 0
   }
   if (victim->line != line && victim->line != ~0ull && victim->data_back > cycle) ++evicted_in_flight_;
-  *victim = Entry{line, cycle, data_back, sm, sectors};
+  *victim = Entry{line, cycle, data_back, static_cast<int16_t>(sm), 1, sectors};
 }
 
 }  // namespace tma

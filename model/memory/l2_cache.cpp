@@ -40,7 +40,7 @@ void L2Cache::end_of_elaboration() {
   strides_.assign(ports, Stride{});
   from_sm_.assign(ports, BandwidthServer(cfg_.sm_write_bytes_per_cycle, window_));
   coalescer_ = GpcCoalescer(static_cast<uint32_t>(ports), cfg_.gpc_sms, cfg_.gpc_coalesce_window_cycles,
-                            cfg_.gpc_coalesce_entries, cfg_.line_bytes, cfg_.sector_bytes);
+                            cfg_.gpc_coalesce_entries, cfg_.line_bytes, cfg_.sector_bytes, cfg_.gpc_coalesce_readers);
 }
 
 // Lines spread over the sets by a hash of the line address, as GPU L2s do, so that strided

@@ -94,6 +94,7 @@ const std::vector<Field>& fields() {
       F_U32("l2.gpc_sms", 1, 1024, l2.gpc_sms),
       F_U32("l2.gpc_coalesce_window_cycles", 0, 1000000, l2.gpc_coalesce_window_cycles),
       F_U32("l2.gpc_coalesce_entries", 4, 1u << 22, l2.gpc_coalesce_entries),
+      F_U32("l2.gpc_coalesce_readers", 0, 65535, l2.gpc_coalesce_readers),
       F_DBL("dram.bytes_per_cycle", 0.001, 1e6, dram.bytes_per_cycle),
       F_U32("dram.latency", 0, 1000000, dram.latency),
       F_U32("dram.channels", 1, 4096, dram.channels),
