@@ -300,6 +300,7 @@ __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
 __global__ void __launch_bounds__(64) co_cluster(const __grid_constant__ CUtensorMap map, CoArgs a) { body(&map, a); }
 __global__ void __launch_bounds__(64) co_cluster4(const __grid_constant__ CUtensorMap map, CoArgs a) { body(&map, a); }
 __global__ void __launch_bounds__(64) co_group(const __grid_constant__ CUtensorMap map, CoArgs a) { body(&map, a); }
+__global__ void __launch_bounds__(64) co_group16(const __grid_constant__ CUtensorMap map, CoArgs a) { body(&map, a); }
 __global__ void __launch_bounds__(64) co_apart(const __grid_constant__ CUtensorMap map, CoArgs a) { body(&map, a); }
 
 struct State {
@@ -334,7 +335,8 @@ void alloc() {
   set_max_dyn_smem(co_cluster4, S.dev);
   set_max_dyn_smem(co_apart, S.dev);
   set_max_dyn_smem(co_group, S.dev);
-  CK(cudaFuncSetAttribute(co_group, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));  // clusters of 16
+  set_max_dyn_smem(co_group16, S.dev);
+  CK(cudaFuncSetAttribute(co_group16, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));  // clusters of 9-16
 }
 
 // One CTA per SM: more than half the SM's shared memory (two CTAs of a pair never share an SM).
@@ -356,7 +358,7 @@ int clusters_that_fit(int g, size_t smem) {
   cfg.attrs = attr;
   cfg.numAttrs = 1;
   int n = 0;
-  CK(cudaOccupancyMaxActiveClusters(&n, co_group, &cfg));
+  CK(cudaOccupancyMaxActiveClusters(&n, g > 8 ? co_group16 : co_group, &cfg));
   return n;
 }
 
@@ -416,7 +418,8 @@ void launch(const CoPoint& p, const Prepared& q) {
   else if (p.placement == "gpc" || p.placement == "tpc4")
     launch_cluster(co_cluster4, 2 * p.pairs, 64, smem, 4, 0, q.map, q.args);
   else if (q.args.cluster == 6)
-    launch_cluster(co_group, q.args.group * p.pairs, 64, smem, q.args.group, 0, q.map, q.args);
+    launch_cluster(q.args.group > 8 ? co_group16 : co_group, q.args.group * p.pairs, 64, smem, q.args.group, 0, q.map,
+                   q.args);
   else
     co_apart<<<q.args.group * p.pairs, 64, smem>>>(q.map, q.args);
   CK(cudaGetLastError());
