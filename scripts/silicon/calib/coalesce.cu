@@ -36,7 +36,8 @@
 // a group to the L2 (share 1/g); one that serves a few readers a read sends more. Then (points 160
 // on) `group<g>r<r>`: a g-CTA cluster whose tiles are read by r of its CTAs each, spread over its
 // TPCs (ranks k, k + g/r, k + 2g/r, ...), g/r sets of tiles a cluster: is the limit on the readers
-// a read serves, or on which SMs share a coalescer?
+// a read serves, or on which SMs share a coalescer? Then (points 170 on) pairs warm in the L2 25-200
+// ns apart: how long after a hit's read another SM's read of it still merges.
 //
 // Build: nvcc -O2 -std=c++17 -arch=sm_90a coalesce.cu -o coalesce -lcuda
 #include "calib_common.cuh"
@@ -174,6 +175,17 @@ std::vector<CoPoint> make_points() {
       p.placement = pl;
       p.source = src;
       p.pairs = pl[5] == '4' ? 30 : pl[5] == '8' ? 15 : 7;
+      v.push_back(p);
+    }
+  // Appended: how long a read from the L2 can be merged with (points 170 on): pairs on one TPC
+  // (group2) and on two TPCs (group4r2) warm in the L2, the second CTA 25-200 ns after the first.
+  for (const char* pl : {"group2", "group4r2"})
+    for (int d : {25, 50, 75, 100, 125, 150, 200}) {
+      CoPoint p;
+      p.placement = pl;
+      p.source = "l2";
+      p.pairs = pl[5] == '2' ? 64 : 30;
+      p.delay_ns = d;
       v.push_back(p);
     }
   return v;
