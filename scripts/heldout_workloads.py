@@ -119,8 +119,38 @@ def coalesce_background(r):
 
 
 def coalesce_launch(r):
-    """How coalesce.cu launches a point's kernel: as clusters (cluster, gpc, tpc4) or plain (apart)."""
-    return "plain" if r["placement"] == "apart" else "cluster"
+    """How coalesce.cu launches a point's kernel: as clusters (cluster, gpc, tpc4, group<g>) or plain
+    (apart, consec<g>)."""
+    return "plain" if r["placement"] == "apart" or r["placement"].startswith("consec") else "cluster"
+
+
+def coalesce_group(r):
+    """(g, readers) of a point: its groups' CTAs and how many of them read each set of tiles (coalesce.cu's
+    group<g>[r<r>] and consec<g>, points 133 on; the pairs' placements: 2 and 2)."""
+    pl = r["placement"]
+    for k in ("group", "consec"):
+        if pl.startswith(k):
+            g, _, rd = pl[len(k):].rstrip("c").partition("r")  # ...c: delays spun on the SM clock
+            return int(g), int(rd or g)
+    return 2, 2
+
+
+def pack_clusters(sizes, gpc_sms=16, sms=132):
+    """Model SMs for clusters of these sizes, each inside one GPC of `gpc_sms` consecutive SMs where one
+    has room (first fit), else on the lowest free SMs (silicon's GPCs hold 16-18 SMs, the model's 16)."""
+    free = [list(range(g0, min(g0 + gpc_sms, sms))) for g0 in range(0, sms, gpc_sms)]
+    out = []
+    for n in sizes:
+        gpc = next((f for f in free if len(f) >= n), None)
+        if gpc is None:
+            left = sorted(sm for f in free for sm in f)[:n]
+            for f in free:
+                f[:] = [sm for sm in f if sm not in left]
+            out.append(left)
+        else:
+            out.append(gpc[:n])
+            del gpc[:n]
+    return out
 
 
 def coalesce_issue_cycles(points):
@@ -148,6 +178,8 @@ def coalesce_trace(r, issue_cycles, consumer_cycles):
     clusters whose CTAs stream their own tiles through `bg_stages` stages; the trace's ring is the
     deeper of the two, and one-stage pairs in a deeper ring wait for their last tile's release."""
     pairs, delay_ns, shared = int(r["pairs"]), int(r["delay_ns"]), int(r["shared"])
+    g, readers = coalesce_group(r)
+    sets = g // readers  # sets of tiles a group reads (groups of g CTAs, `readers` on each set)
     tiles = int(r["tiles_per_cta"])
     tile_rows, stages = coalesce_tiles(r)
     bg_pairs, bg_stages = coalesce_background(r)
@@ -159,12 +191,19 @@ def coalesce_trace(r, issue_cycles, consumer_cycles):
     # model SMs: a 2-CTA cluster's two CTAs on neighbouring SMs (one TPC; the background's clusters
     # after the pairs'); a 4-CTA cluster's four on SMs 4c to 4c + 3 (one GPC of 16), its pairs on
     # one TPC each (`tpc4`) or across its two TPCs (`gpc`); `apart` on SMs p and p + max(pairs, 64):
-    # other GPCs, every CTA its own SM
+    # other GPCs, every CTA its own SM; a g-CTA cluster (`group<g>`) inside one GPC where one has
+    # room (pack_clusters); `consec<g>` CTA b on SM b (the model's SMs are numbered in silicon's
+    # dealing order)
     def pair_sms(p):
         c, k = divmod(p, 2)
         return {"cluster": (2 * p, 2 * p + 1), "tpc4": (4 * c + 2 * k, 4 * c + 2 * k + 1),
                 "gpc": (4 * c + k, 4 * c + k + 2)}.get(r["placement"], (p, max(pairs, 64) + p))
-    sms = [pair_sms(p) for p in range(pairs + bg_pairs)]
+    if r["placement"].startswith("group"):
+        sms = pack_clusters([g] * pairs)
+    elif r["placement"].startswith("consec"):
+        sms = [list(range(g * p, g * p + g)) for p in range(pairs)]
+    else:
+        sms = [pair_sms(p) for p in range(pairs + bg_pairs)]
     rows_total = (1 << 30) // 128
     scen = {"name": "heldout_coalesce", "sms": 132, "cluster_size": 1, "gpu": "sm_90", "memory_fill": "word_hash",
             "arch": "configs/arch/h100.yaml", "l2_state": "warm" if r["source"] == "l2" else "clean",
@@ -173,22 +212,25 @@ def coalesce_trace(r, issue_cycles, consumer_cycles):
                                        "l2_promotion": "none", "location": "param"}}}
     grid, ctas = [], []
     for p in range(pairs + bg_pairs):
-        for rank in (0, 1):
+        for rank in range(g if p < pairs else 2):
             grid.append(sms[p][rank])
             ctas.append((p, rank))
     lines = [json.dumps({"format": "tma-trace", "version": 1, "scenario": scen, "stages": ring, "grid": grid,
                          "issue_cycles": issue_cycles})]
     # The producer's loop counts the first step (which issues nothing) as a step, so every CTA's
     # first load goes issue_cycles after it starts; the follower's first step lasts that much longer.
-    delay = round(delay_ns * SM_MHZ / 1000) + issue_cycles if delay_ns else 0
+    def delay(reader):  # reader k of a set starts k x delay_ns after the first
+        return round(reader * delay_ns * SM_MHZ / 1000) + issue_cycles if delay_ns and reader else 0
     for c, (p, rank) in enumerate(ctas):
         sm = grid[c]
         background = p >= pairs
-        region = p if shared and not background else 2 * p + rank
+        # shared: the group's set rank % sets, read by its readers in the order rank // sets
+        region = p * sets + rank % sets if shared and not background else (c if g > 2 else 2 * p + rank)
+        reader = rank // sets
         own_stages = bg_stages if background else stages
         lines.append(json.dumps({"cta": c, "sm": sm, "step": 0, "issue": "consumer", "op": "none", "stage": 0,
                                  "phase": 0, "expects": 0,
-                                 "compute_cycles": delay if rank == 1 and not background else 0}))
+                                 "compute_cycles": 0 if background else delay(reader)}))
         for t in range(tiles):
             step = t + 1
             row = (region * region_tiles + t % region_tiles) * tile_rows
@@ -345,9 +387,9 @@ def main():
             out.append("%s ranked by time as on silicon (differences above 2%%): %d of %d groups." % (what, same, total))
             out += ["- " + d for d in detail[:12]] + [""]
 
-    # coalescing pairs (coalesce.csv; coalesce_capacity.csv, points 96 on, and coalesce_background.csv,
-    # 116 on, where measured)
-    parts = ("coalesce", "coalesce_capacity", "coalesce_background")
+    # coalescing pairs (coalesce.csv; coalesce_capacity.csv, points 96 on, coalesce_background.csv,
+    # 116 on, and coalesce_group.csv, 133 on, where measured)
+    parts = ("coalesce", "coalesce_capacity", "coalesce_background", "coalesce_group")
     co = [r for part in parts for r in rows(os.path.join(data, part + ".csv"))] if "coalesce" in only else []
     ctr = {}
     for part in parts:
@@ -364,7 +406,10 @@ def main():
             "Tiles: 128 B x rows, through that many stages (coalesce_capacity.csv: 32 KB tiles, 1-6 stages). "
             "Background (coalesce_background.csv): that many more clusters stream their own tiles through that "
             "many stages beside the pairs; the share is the pairs' (the background's bytes, which nothing merges, "
-            "taken out of both sides).", "",
+            "taken out of both sides). Groups (coalesce_group.csv): `pairs` groups of g CTAs of one GPC on the same tiles, "
+            "`group<g>` a g-CTA cluster (model: inside one of its GPCs of 16 SMs where one has room), `consec<g>` "
+            "CTAs b..b+g-1 of a plain grid (model: SMs b..b+g-1), `group<g>r<r>` r of a cluster's CTAs on each set "
+            "of tiles, spread over its TPCs; the delay is each rank's after the one before.", "",
             "| placement | source | pairs | tile rows x stages | background | delay ns | silicon | model | silicon GB/s "
             "| model GB/s |",
             "| --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |"]

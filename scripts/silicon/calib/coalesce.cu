@@ -37,7 +37,9 @@
 // on) `group<g>r<r>`: a g-CTA cluster whose tiles are read by r of its CTAs each, spread over its
 // TPCs (ranks k, k + g/r, k + 2g/r, ...), g/r sets of tiles a cluster: is the limit on the readers
 // a read serves, or on which SMs share a coalescer? Then (points 170 on) pairs warm in the L2 25-200
-// ns apart: how long after a hit's read another SM's read of it still merges.
+// ns apart: how long after a hit's read another SM's read of it still merges; and (points 184 on,
+// `group2c`, `group4r2c`) the same 0-40 ns apart, the delay spun on the SM's clock (globaltimer's
+// steps are too coarse for it).
 //
 // Build: nvcc -O2 -std=c++17 -arch=sm_90a coalesce.cu -o coalesce -lcuda
 #include "calib_common.cuh"
@@ -188,6 +190,15 @@ std::vector<CoPoint> make_points() {
       p.delay_ns = d;
       v.push_back(p);
     }
+  for (const char* pl : {"group2c", "group4r2c"})
+    for (int d : {0, 5, 10, 15, 20, 30, 40}) {
+      CoPoint p;
+      p.placement = pl;
+      p.source = "l2";
+      p.pairs = pl[5] == '2' ? 64 : 30;
+      p.delay_ns = d;
+      v.push_back(p);
+    }
   return v;
 }
 
@@ -195,8 +206,12 @@ std::vector<CoPoint> make_points() {
 // (readers of a tile: g unless given).
 int group_size(const std::string& placement) {
   for (const char* k : {"group", "consec"})
-    if (placement.rfind(k, 0) == 0) return std::stoi(placement.substr(strlen(k)));
+    if (placement.rfind(k, 0) == 0) return std::stoi(placement.substr(strlen(k)));  // stops at r or c
   return 2;
+}
+// group<g>[r<r>]c: the ranks' delays spun on the SM clock.
+bool delay_on_clock(const std::string& placement) {
+  return placement.rfind("group", 0) == 0 && placement.back() == 'c';
 }
 int group_readers(const std::string& placement) {
   const size_t r = placement.find('r', 5);
@@ -211,6 +226,7 @@ struct CoArgs {
   int pairs, cluster, delay_ns, shared, tiles, region_tiles, stages, tile_rows, bg_stages;  // cluster: 0 none, 2, 4 (gpc), 5 (tpc4), 6 (group), 7 (consec)  // region_tiles: a pair's tiles before wrapping
   int group;    // CTAs on the same tiles: 2, or g of group<g> / consec<g>
   int readers;  // group<g>r<r>: CTAs of a cluster on one set of tiles (g otherwise)
+  int delay_clock_mhz;  // nonzero: spin the delay on the SM clock at this rate (cycles = ns x MHz / 1000)
   int rows_total;
   unsigned long long timeout_cycles;
   unsigned* sink;
@@ -300,7 +316,15 @@ __device__ __forceinline__ void body(const CUtensorMap* map, const CoArgs& a) {
     mbar_init_fence();
   }
   __syncthreads();
-  if (threadIdx.x == 0 && rank >= 1 && !background && a.delay_ns) spin_ns((unsigned long long)a.delay_ns * rank);
+  if (threadIdx.x == 0 && rank >= 1 && !background && a.delay_ns) {
+    if (a.delay_clock_mhz) {
+      const long long t0 = clock64(), cycles = (long long)a.delay_ns * rank * a.delay_clock_mhz / 1000;
+      while (clock64() - t0 < cycles) {
+      }
+    } else {
+      spin_ns((unsigned long long)a.delay_ns * rank);
+    }
+  }
   if (stream(map, a, region, stages, base, full, empty) && threadIdx.x == 32) {
     const unsigned long long t_end = globaltimer();
     atomicMax(&a.span->end, t_end);
@@ -391,6 +415,12 @@ Prepared prepare(const CoPoint& p) {
               : p.placement.rfind("group", 0) == 0 ? 6 : p.placement.rfind("consec", 0) == 0 ? 7 : 0;
   a.group = group_size(p.placement);
   a.readers = group_readers(p.placement);
+  a.delay_clock_mhz = 0;
+  if (delay_on_clock(p.placement)) {  // the SM clock's rate (1980 MHz on the H100 and H200 measured)
+    int khz = 0;
+    CK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
+    a.delay_clock_mhz = khz / 1000;
+  }
   if (a.group < 2 || a.group > 16) throw PointSkip("groups of 2-16 CTAs");
   if (a.readers < 1 || a.group % a.readers) throw PointSkip("readers must divide the group");
   if ((a.cluster == 4 || a.cluster == 5) && p.pairs % 2) throw PointSkip("4-CTA clusters hold two pairs");

@@ -115,7 +115,7 @@ def coalesce_group(placement):
     """CTAs a group launches: g of coalesce.cu's group<g>[r<r>] and consec<g> (points 133 on), else 2."""
     for k in ("group", "consec"):
         if placement.startswith(k):
-            return int(placement[len(k):].split("r")[0])
+            return int(placement[len(k):].rstrip("c").split("r")[0])
     return 2
 
 

@@ -18,7 +18,7 @@ build_programs coalesce
 record_smi before
 run_family coalesce 90 "$out/coalesce_group.csv" 133
 if [ -n "$ncu_bin" ]; then
-  profile coalesce "co_" 20 133 184
+  profile coalesce "co_" 20 133 198
 else
   say "ncu not found"
 fi
