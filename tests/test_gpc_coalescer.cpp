@@ -126,3 +126,20 @@ BOOST_AUTO_TEST_CASE(a_read_serves_at_most_its_readers_and_the_next_reads_on_the
   BOOST_TEST(reads16 == 4u);
   BOOST_TEST(reads_any == 1u);
 }
+
+// Silicon (coalesce_group.csv points 170-197): two CTAs reading lines warm in the L2 merge a third
+// to two thirds of the second's reads when they ask together and 1-5% when 10 cycles apart; from
+// DRAM they merge 250 ns-2 us apart. A hit's read merges only reads within the hit window of it;
+// a read that waits for DRAM (or another read's fill) merges while it is in flight.
+BOOST_AUTO_TEST_CASE(a_hit_merges_only_reads_that_reach_the_gpc_with_it) {
+  GpcCoalescer c(8, 4, 100, 1024, 128, 32, 4, 8);
+  uint64_t back = 0;
+  c.record(0, 0x6000, 128, 1000, 1470, true);        // a hit: data back 470 cycles later
+  BOOST_TEST(c.merge(1, 0x6000, 128, 1008, back));  // 8 cycles after it: together
+  BOOST_TEST(back == 1470u);
+  BOOST_TEST(c.merge(2, 0x6000, 128, 994, back));   // 6 before it (SM 2 ran late): together
+  BOOST_TEST(!c.merge(3, 0x6000, 128, 1009, back)); // 9 after: a read of its own, although in flight
+  c.record(0, 0x7000, 128, 1000, 2500, false);       // a miss: in flight 1,500 cycles
+  BOOST_TEST(c.merge(1, 0x7000, 128, 2400, back));
+  BOOST_TEST(back == 2500u);
+}

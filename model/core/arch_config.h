@@ -133,6 +133,9 @@ struct L2Config {
   uint32_t gpc_coalesce_entries = 32768;
   // How many SMs one read of the coalescer serves, its own included (0: any number).
   uint32_t gpc_coalesce_readers = 0;
+  // How far apart (cycles) a read merges with one the L2 answered from lines it held (a hit);
+  // reads that wait for DRAM or a fill merge while in flight. The largest value: like those.
+  uint32_t gpc_coalesce_hit_window_cycles = 0xFFFFFFFFu;
   // Dirty bytes a large write (a cudaMemset far larger than the L2) leaves in the L2 for the next
   // kernel: the footprint of a scenario's `l2_state: dirty` unless it sets its own.
   uint64_t dirty_launch_bytes = 0;

@@ -19,9 +19,11 @@ class GpcCoalescer {
   // `sms_per_gpc` consecutive SMs share a coalescer; `window_cycles` is how far a read reported
   // before the one recorded may be (simulated SMs run apart) and 0 turns coalescing off;
   // `entries` is how many reads a GPC keeps track of (a power of two, at least kWays); `readers` is
-  // how many SMs one read serves at most, its own included (0: any number).
+  // how many SMs one read serves at most, its own included (0: any number); `hit_window` how far
+  // apart (cycles) another SM's read may reach the GPC to merge with a read the L2 answered from
+  // lines it held (a hit; a read that waits for DRAM or another read's fill merges while in flight).
   GpcCoalescer(uint32_t sms, uint32_t sms_per_gpc, uint32_t window_cycles, uint32_t entries, uint32_t line_bytes,
-               uint32_t sector_bytes, uint32_t readers = 0);
+               uint32_t sector_bytes, uint32_t readers = 0, uint32_t hit_window = ~0u);
 
   bool enabled() const { return window_ > 0; }
   // A read of [address, address + bytes) (within one line) by `sm` reaching the GPC at `cycle`:
@@ -30,8 +32,9 @@ class GpcCoalescer {
   // returns true, counts `sm` as one more it serves, and gives the cycle that read's data is back
   // at the GPC (`data_back`).
   bool merge(int sm, uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t& data_back);
-  // Records a read the L2 serves: its sectors, when it reached the GPC, and when its data is back.
-  void record(int sm, uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t data_back);
+  // Records a read the L2 serves: its sectors, when it reached the GPC, when its data is back, and
+  // whether the L2 held its data (a hit, not waiting for a fill).
+  void record(int sm, uint64_t address, uint64_t bytes, uint64_t cycle, uint64_t data_back, bool hit = false);
   // Reads recorded over another line's read whose data was not back yet (the table was full
   // there): merges the coalescer's capacity may have cost.
   uint64_t evicted_in_flight() const { return evicted_in_flight_; }
@@ -59,7 +62,8 @@ class GpcCoalescer {
   struct Entry {
     uint64_t line = ~0ull, cycle = 0, data_back = 0;
     int16_t sm = -1;
-    uint16_t readers = 0;  // SMs it serves, its own included
+    uint8_t readers = 0;  // SMs it serves, its own included
+    uint8_t hit = 0;      // the L2 held its data
     uint32_t sectors = 0;  // bit mask
   };
   struct alignas(128) Set {
@@ -68,7 +72,7 @@ class GpcCoalescer {
   size_t set_of(uint32_t gpc, uint64_t line) const;
   bool locate(int sm, uint64_t address, uint64_t bytes, uint32_t& gpc, uint64_t& line, uint32_t& sectors) const;
 
-  uint32_t sms_per_gpc_, window_, line_, sector_, gpcs_, sets_, readers_;
+  uint32_t sms_per_gpc_, window_, line_, sector_, gpcs_, sets_, readers_, hit_window_;
   std::vector<Set, HugePageAllocator<Set>> table_;  // gpcs_ x sets_ (huge pages: speed only)
   uint64_t evicted_in_flight_ = 0;
 };

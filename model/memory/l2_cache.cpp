@@ -40,7 +40,8 @@ void L2Cache::end_of_elaboration() {
   strides_.assign(ports, Stride{});
   from_sm_.assign(ports, BandwidthServer(cfg_.sm_write_bytes_per_cycle, window_));
   coalescer_ = GpcCoalescer(static_cast<uint32_t>(ports), cfg_.gpc_sms, cfg_.gpc_coalesce_window_cycles,
-                            cfg_.gpc_coalesce_entries, cfg_.line_bytes, cfg_.sector_bytes, cfg_.gpc_coalesce_readers);
+                            cfg_.gpc_coalesce_entries, cfg_.line_bytes, cfg_.sector_bytes, cfg_.gpc_coalesce_readers,
+                            cfg_.gpc_coalesce_hit_window_cycles);
 }
 
 // Lines spread over the sets by a hash of the line address, as GPU L2s do, so that strided
@@ -568,7 +569,8 @@ void L2Cache::b_transport(int port, tlm::tlm_generic_payload& gp, sc_core::sc_ti
   uint64_t t_done;
   if (req->access == MemAccess::read || req->access == MemAccess::descriptor) {
     if (far) t_ready = crossbar_.serve(t_ready, across_bytes);
-    if (req->access == MemAccess::read) coalescer_.record(req->sm, address, bytes, t0, t_ready + far_half);
+    if (req->access == MemAccess::read)
+      coalescer_.record(req->sm, address, bytes, t0, t_ready + far_half, missed == 0 && wait_for <= t_arrive);
     t_done = to_sm_[port].serve(t_ready + far_half, bytes) + half;
   } else if (writes) {
     t_done = std::max(taken, writeback_taken_) + cfg_.write_ack_latency + (reduce ? cfg_.reduction_latency : 0) + far_half;
