@@ -649,22 +649,30 @@ inline int run_points(Family& fam, int argc, char** argv) {
   return 0;
 }
 
-// Launch helper: cudaLaunchKernelEx with a 1-D cluster.
-template <typename... KArgs, typename... Args>
-inline void launch_cluster(void (*kernel)(KArgs...), unsigned grid, unsigned block, size_t smem, unsigned cluster,
-                           cudaStream_t stream, Args&&... args) {
+// A launch of `grid` CTAs in 1-D clusters of `cluster`; `attr` (one attribute, the cluster's
+// shape) is written here and must outlive the configuration.
+inline cudaLaunchConfig_t cluster_config(unsigned grid, unsigned block, size_t smem, unsigned cluster,
+                                         cudaLaunchAttribute* attr, cudaStream_t stream = 0) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(grid, 1, 1);
   cfg.blockDim = dim3(block, 1, 1);
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
   attr[0].val.clusterDim.x = cluster;
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
+  return cfg;
+}
+
+// Launch helper: cudaLaunchKernelEx with a 1-D cluster.
+template <typename... KArgs, typename... Args>
+inline void launch_cluster(void (*kernel)(KArgs...), unsigned grid, unsigned block, size_t smem, unsigned cluster,
+                           cudaStream_t stream, Args&&... args) {
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t cfg = cluster_config(grid, block, smem, cluster, attr, stream);
   CK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
 }
 

@@ -180,25 +180,23 @@ std::vector<CoPoint> make_points() {
       v.push_back(p);
     }
   // Appended: how long a read from the L2 can be merged with (points 170 on): pairs on one TPC
-  // (group2) and on two TPCs (group4r2) warm in the L2, the second CTA 25-200 ns after the first.
-  for (const char* pl : {"group2", "group4r2"})
-    for (int d : {25, 50, 75, 100, 125, 150, 200}) {
-      CoPoint p;
-      p.placement = pl;
-      p.source = "l2";
-      p.pairs = pl[5] == '2' ? 64 : 30;
-      p.delay_ns = d;
-      v.push_back(p);
-    }
-  for (const char* pl : {"group2c", "group4r2c"})
-    for (int d : {0, 5, 10, 15, 20, 30, 40}) {
-      CoPoint p;
-      p.placement = pl;
-      p.source = "l2";
-      p.pairs = pl[5] == '2' ? 64 : 30;
-      p.delay_ns = d;
-      v.push_back(p);
-    }
+  // (group2) and on two TPCs (group4r2) warm in the L2, the second CTA 25-200 ns after the first;
+  // then (184 on) 0-40 ns after it, spun on the SM clock (group2c, group4r2c).
+  const struct {
+    std::vector<const char*> placements;
+    std::vector<int> delays;
+  } staggers[] = {{{"group2", "group4r2"}, {25, 50, 75, 100, 125, 150, 200}},
+                  {{"group2c", "group4r2c"}, {0, 5, 10, 15, 20, 30, 40}}};
+  for (const auto& st : staggers)
+    for (const char* pl : st.placements)
+      for (int d : st.delays) {
+        CoPoint p;
+        p.placement = pl;
+        p.source = "l2";
+        p.pairs = pl[5] == '2' ? 64 : 30;
+        p.delay_ns = d;
+        v.push_back(p);
+      }
   return v;
 }
 
@@ -382,17 +380,8 @@ size_t smem_bytes(const CoPoint& p) {
 
 // How many clusters of `g` CTAs (co_group, `smem` bytes each) the GPU runs at once.
 int clusters_that_fit(int g, size_t smem) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(g * 16, 1, 1);
-  cfg.blockDim = dim3(64, 1, 1);
-  cfg.dynamicSmemBytes = smem;
   cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = g;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  const cudaLaunchConfig_t cfg = cluster_config(g * 16, 64, smem, g, attr);
   int n = 0;
   CK(cudaOccupancyMaxActiveClusters(&n, g > 8 ? co_group16 : co_group, &cfg));
   return n;

@@ -51,17 +51,8 @@ int main() {
       const size_t smem = smem_for_occupancy(1024, 1, d);
       // as many whole clusters as fit; a size the GPU cannot place is reported and skipped
       int clusters = 0;
-      cudaLaunchConfig_t cfg = {};
-      cfg.gridDim = dim3(cs, 1, 1);
-      cfg.blockDim = dim3(64, 1, 1);
-      cfg.dynamicSmemBytes = smem;
       cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeClusterDimension;
-      attr[0].val.clusterDim.x = cs;
-      attr[0].val.clusterDim.y = 1;
-      attr[0].val.clusterDim.z = 1;
-      cfg.attrs = attr;
-      cfg.numAttrs = 1;
+      cudaLaunchConfig_t cfg = cluster_config(cs, 64, smem, cs, attr);
       if (cudaOccupancyMaxActiveClusters(&clusters, where, &cfg) != cudaSuccess || clusters == 0) {
         cudaGetLastError();
         fprintf(stderr, "cluster size %d: cannot be placed\n", cs);
