@@ -54,8 +54,8 @@ bool GpcCoalescer::merge(int sm, uint64_t address, uint64_t bytes, uint64_t cycl
   // from before the recorded one (the SMs' simulated clocks run apart) merges within the window.
   if (cycle >= e.cycle ? cycle > e.data_back : e.cycle - cycle > window_) return false;
   // A hit merges only a read that reaches the GPC with it (silicon, coalesce_group.csv: two CTAs
-  // reading lines warm in the L2 10 cycles apart merge 1-5% of the second's reads, together 33-67%;
-  // from DRAM 250 ns apart 96%).
+  // reading lines warm in the L2 10-80 cycles apart merge 1-6% of the second's reads, together
+  // 40-67%; from DRAM 250 ns apart 96%).
   if (e.hit && (cycle >= e.cycle ? cycle - e.cycle : e.cycle - cycle) > hit_window_) return false;
   // A read serves at most `readers` SMs (silicon, coalesce_group.csv: g CTAs of one GPC reading the
   // same lines together reach the L2 ceil(g / 4) times a line, for g = 2-16, wherever in the GPC
